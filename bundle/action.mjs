@@ -42564,10 +42564,14 @@ function recordUvSync(sink, args, all, stage) {
       const extra = option.value();
       if (extra) selects.push(`extra ${extra}`);
     } else if (option.name === "--all-extras") selects.push("*extras");
-    else if (option.name === "--group" || option.name === "--only-group") {
+    else if (option.name === "--group") {
       const group = option.value();
       if (group) selects.push(`group ${group}`);
-    } else if (UV_SYNC_VALUES.test(option.name)) option.value();
+    } else if (option.name === "--only-group") {
+      const group = option.value();
+      if (group) selects.push(`only group ${group}`);
+    } else if (option.name === "--only-dev") selects.push("only group dev");
+    else if (UV_SYNC_VALUES.test(option.name)) option.value();
     i = option.next();
   }
   projectIncludes(
@@ -42668,7 +42672,7 @@ function recordPoetryInstall(sink, args, all, stage) {
     else if (option.name === "--only") {
       const groups = list();
       main = groups.includes("main");
-      selects.push(...groups.filter((group) => group !== "main").map((group) => `group ${group}`));
+      selects.push(...groups.filter((group) => group !== "main").map((group) => `only group ${group}`));
     } else if (option.name === "-E" || option.name === "--extras")
       selects.push(...list().map((extra) => `extra ${extra}`));
     else if (option.name === "--all-extras") selects.push("*extras");
@@ -48235,6 +48239,11 @@ function parsePoetryLock(path, text2) {
       name: `group ${group}`,
       holds: (entry) => (entry.groups.includes("main") || entry.groups.includes(group)) && entry.extras.length === 0
     })),
+    // `poetry install --only G`: the group without the main one.
+    ...[...groups].map((group) => ({
+      name: `only group ${group}`,
+      holds: (entry) => entry.groups.includes(group) && entry.extras.length === 0
+    })),
     ...[...extras].map((extra) => ({
       name: `extra ${extra}`,
       holds: (entry) => entry.groups.includes("main") && (entry.extras.length === 0 || entry.extras.includes(extra))
@@ -48478,10 +48487,12 @@ function parsePyproject(path, text2) {
   const variants = [{ name: "the project", declared: base }];
   let budget = MAX_FACTS;
   const add = ({ own: own2, ...selection }) => {
-    const size = base.length + own2.length;
+    const size = base.length + own2.length + (selection.group === void 0 ? 0 : own2.length);
     budget -= size;
-    if (budget >= 0) variants.push({ ...selection, declared: [...base, ...own2] });
-    else if (budget + size >= 0)
+    if (budget >= 0) {
+      variants.push({ ...selection, declared: [...base, ...own2] });
+      if (selection.group !== void 0) variants.push({ ...selection, name: `only ${selection.name}`, declared: own2 });
+    } else if (budget + size >= 0)
       sink.problems.push({
         span: selection.span ?? { start: 0, end: 0 },
         message: `too many extras and groups to check each one; ${selection.name} and those after it were not checked`
@@ -48522,6 +48533,7 @@ function parsePyproject(path, text2) {
       declared: variant.declared.map(({ fact }) => ({ fact }))
     }))
   ];
+  const override = overrides(root, sink);
   for (const variant of variants) {
     const groups2 = /* @__PURE__ */ new Map();
     const place = (key, served, primary, fact) => {
@@ -48529,7 +48541,7 @@ function parsePyproject(path, text2) {
       group.packages.push(fact);
       groups2.set(key, group);
     };
-    for (const { fact, index: own2 } of variant.declared) {
+    for (const { fact, index: own2 } of override(variant.declared)) {
       const route = own2 ? { index: own2, span: fact.span } : (routes.get(fact.name) ?? []).find(
         (candidate) => (candidate.extra === void 0 || candidate.extra === variant.extra) && (candidate.group === void 0 || candidate.group === variant.group)
       );
@@ -48596,6 +48608,26 @@ function parsePyproject(path, text2) {
   const file2 = sink.finish(path, "pyproject", source);
   const library = lookup(root, "build-system")?.kind === "table" && lookup(root, "project")?.kind === "table" && pixi2 === void 0 && indexes.size === 0 && file2.indexes.length === 0;
   return library ? { ...file2, library: true } : file2;
+}
+function overrides(root, sink) {
+  const list = lookup(root, "tool", "uv", "override-dependencies");
+  if (!list) return (declared) => declared;
+  const byName = /* @__PURE__ */ new Map();
+  for (const declared of requirements(list, sink, "[tool.uv] override-dependencies")) {
+    const same = byName.get(declared.fact.name);
+    if (same) same.push(declared);
+    else byName.set(declared.fact.name, [declared]);
+  }
+  return (declared) => {
+    const replaced = /* @__PURE__ */ new Set();
+    return declared.flatMap((entry) => {
+      const over = byName.get(entry.fact.name);
+      if (!over) return [entry];
+      if (replaced.has(entry.fact.name)) return [];
+      replaced.add(entry.fact.name);
+      return over.filter((candidate) => holdsOnLinux(candidate.fact.markers));
+    });
+  };
 }
 var poetryDeclared = (dependency) => ({
   fact: dependency.fact,
@@ -48832,6 +48864,7 @@ function parseUvLock(path, text2) {
       for (const [group, value] of groups.entries) {
         const active = activeExtras(project, [], [group]);
         selections.push({ name: `group ${group}`, extras: active, refs: [...base(active), ...refs(value, active)] });
+        selections.push({ name: `only group ${group}`, extras: active, refs: refs(value, active) });
       }
     for (const selection of selections) {
       const { order: installed, through } = closure(selection.refs, byName, selection.extras);
@@ -50957,7 +50990,7 @@ function selectionUnits(file2, claimsOf, kb, covered) {
   const claims = claimsOf(file2);
   const units = [];
   for (const [variant, contexts] of groupBy(file2.contexts, (context) => context.variant)) {
-    if (covered.has(variant) || variant?.startsWith("pip: ")) continue;
+    if (covered.has(variant) || variant?.startsWith("pip: ") || variant?.startsWith("only group ")) continue;
     const ids = new Set(contexts.map((context) => context.id));
     const own2 = (context) => context === void 0 || ids.has(context);
     units.push(

@@ -318,8 +318,9 @@ function selectionUnits(
   const claims = claimsOf(file);
   const units: Unit[] = [];
   for (const [variant, contexts] of groupBy(file.contexts, (context) => context.variant)) {
-    // What `pip install .` reads of a pyproject.toml is checked only with the pip command that installs it.
-    if (covered.has(variant) || variant?.startsWith('pip: ')) continue;
+    // What `pip install .` reads of a pyproject.toml, and a group installed without the project (`uv sync
+    // --only-group G`), are checked only with the command that installs them.
+    if (covered.has(variant) || variant?.startsWith('pip: ') || variant?.startsWith('only group ')) continue;
     const ids = new Set(contexts.map((context) => context.id));
     const own = (context: number | undefined): boolean => context === undefined || ids.has(context);
     units.push(

@@ -61,10 +61,15 @@ function recordUvSync(sink: FactSink, args: readonly Word[], all: readonly Word[
       const extra = option.value();
       if (extra) selects.push(`extra ${extra}`);
     } else if (option.name === '--all-extras') selects.push('*extras');
-    else if (option.name === '--group' || option.name === '--only-group') {
+    else if (option.name === '--group') {
       const group = option.value();
       if (group) selects.push(`group ${group}`);
-    } else if (UV_SYNC_VALUES.test(option.name)) option.value(); // its value is no option
+    } else if (option.name === '--only-group') {
+      // Only the group: "The project and its dependencies will be omitted" (docs.astral.sh/uv/reference/cli/#uv-sync).
+      const group = option.value();
+      if (group) selects.push(`only group ${group}`);
+    } else if (option.name === '--only-dev') selects.push('only group dev');
+    else if (UV_SYNC_VALUES.test(option.name)) option.value(); // its value is no option
     i = option.next();
   }
   // The project's pyproject.toml and its uv.lock, which is what uv installs (with --frozen as it is; otherwise
@@ -193,8 +198,9 @@ function recordPoetryInstall(sink: FactSink, args: readonly Word[], all: readonl
     if (option.name === '--with') selects.push(...list().map((group) => `group ${group}`));
     else if (option.name === '--only') {
       const groups = list();
+      // "Only the specified groups": the main group (the project's dependencies) only where it is named.
       main = groups.includes('main');
-      selects.push(...groups.filter((group) => group !== 'main').map((group) => `group ${group}`));
+      selects.push(...groups.filter((group) => group !== 'main').map((group) => `only group ${group}`));
     } else if (option.name === '-E' || option.name === '--extras')
       selects.push(...list().map((extra) => `extra ${extra}`));
     else if (option.name === '--all-extras') selects.push('*extras');

@@ -308,6 +308,7 @@ files = []
     const all = selections(parse('poetry.lock', POETRY, 'poetry-lock'));
     expect(all).toEqual({
       'group dev': ['PyPI: pytest==8.2.0'],
+      'only group dev': ['PyPI: pytest==8.2.0'],
       'extra cpu': ['https://download.pytorch.org/whl/cpu: torch==2.3.1+cpu'],
       'extra cuda': ['https://download.pytorch.org/whl/cu121: torch==2.3.1+cu121'],
     });

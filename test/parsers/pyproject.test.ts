@@ -130,7 +130,47 @@ index-strategy = "unsafe-best-match"
           packages: ['torch==2.3.1+cu121', 'pytest==8.3.2', 'ruff==0.6.0'],
         },
       ],
+      // A group installed alone (`uv sync --only-group dev`), without the project's dependencies.
+      'only group test': [
+        {
+          index: 'extra-index-url https://download.pytorch.org/whl/cu121, index-url https://pypi.example.org/simple',
+          packages: ['pytest==8.3.2'],
+        },
+      ],
+      'only group dev': [
+        {
+          index: 'extra-index-url https://download.pytorch.org/whl/cu121, index-url https://pypi.example.org/simple',
+          packages: ['pytest==8.3.2', 'ruff==0.6.0'],
+        },
+      ],
     });
+  });
+
+  it('[tool.uv] override-dependencies replace the requirements on their package for uv; one that never holds drops it', () => {
+    const text = codeBlock`
+      [project]
+      dependencies = ["torch>=2.6", "torchvision", "numpy<2"]
+      [project.optional-dependencies]
+      serve = ["torch==2.7.1"]
+      [tool.uv]
+      override-dependencies = [
+        "torch; sys_platform == 'never'",
+        "numpy==1.26.4; sys_platform == 'linux'",
+        "numpy==1.26.0; sys_platform == 'darwin'",
+      ]
+    `;
+    expect(selections(text)).toEqual({
+      'the project': [{ index: 'PyPI', packages: ['torchvision', 'numpy==1.26.4'] }],
+      'extra serve': [{ index: 'PyPI', packages: ['torchvision', 'numpy==1.26.4'] }],
+    });
+    // pip reads no [tool.uv]: what `pip install .` installs keeps the project's own requirements.
+    const file = parse(text);
+    const pip = file.contexts.find((context) => context.variant === 'pip: the project')!;
+    expect(file.packages.filter((pkg) => pkg.context === pip.id).map((pkg) => pkg.name + pkg.specifier)).toEqual([
+      'torch>=2.6',
+      'torchvision',
+      'numpy<2',
+    ]);
   });
 
   it("uv's default first-index strategy takes torch from a non-explicit PyTorch index, other packages from PyPI", () => {
@@ -235,6 +275,7 @@ describe('a Dockerfile that runs uv sync', () => {
       WORKDIR /app
       COPY svc/ svc/
       RUN uv sync --frozen --project svc --extra cu124 --group=dev && uv sync --all-extras
+      RUN uv sync --only-group lint && uv sync --only-dev && poetry install --only main,docs
     `;
     const file = parseFile('Dockerfile', text, 'dockerfile');
     expect(file.includes.map((include) => [include.target, include.selects])).toEqual([
@@ -242,6 +283,12 @@ describe('a Dockerfile that runs uv sync', () => {
       ['svc/uv.lock', ['extra cu124', 'group dev']],
       ['pyproject.toml', ['*extras']],
       ['uv.lock', ['*extras']],
+      ['pyproject.toml', ['only group lint']],
+      ['uv.lock', ['only group lint']],
+      ['pyproject.toml', ['only group dev']],
+      ['uv.lock', ['only group dev']],
+      ['pyproject.toml', ['the project', 'only group docs']],
+      ['poetry.lock', ['the project', 'only group docs']],
     ]);
   });
 
@@ -293,6 +340,7 @@ url = "https://download.pytorch.org/whl/cpu"
         { index: 'PyPI', packages: ['numpy^1.26.4'] },
         { index: 'index-url https://download.pytorch.org/whl/cu121', packages: ['torch==2.3.0'] },
       ],
+      'only group cuda': [{ index: 'index-url https://download.pytorch.org/whl/cu121', packages: ['torch==2.3.0'] }],
     });
     const file = parse(text);
     const torch = file.packages.find((pkg) => pkg.exact === '2.3.0')!;

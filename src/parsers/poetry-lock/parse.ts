@@ -73,6 +73,11 @@ export function parsePoetryLock(path: string, text: string): ParsedFile {
       holds: (entry: Locked) =>
         (entry.groups.includes('main') || entry.groups.includes(group)) && entry.extras.length === 0,
     })),
+    // `poetry install --only G`: the group without the main one.
+    ...[...groups].map((group) => ({
+      name: `only group ${group}`,
+      holds: (entry: Locked) => entry.groups.includes(group) && entry.extras.length === 0,
+    })),
     ...[...extras].map((extra) => ({
       name: `extra ${extra}`,
       holds: (entry: Locked) =>

@@ -95,10 +95,14 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   // selection's list is made only within the budget (made for every extra, the copies were the quadratic part).
   let budget = MAX_FACTS;
   const add = ({ own, ...selection }: Selection): void => {
-    const size = base.length + own.length;
+    // A group is also installed alone, without the project and its dependencies (`uv sync --only-group G`, `poetry
+    // install --only G`): that selection is checked only with the command that installs it.
+    const size = base.length + own.length + (selection.group === undefined ? 0 : own.length);
     budget -= size;
-    if (budget >= 0) variants.push({ ...selection, declared: [...base, ...own] });
-    else if (budget + size >= 0)
+    if (budget >= 0) {
+      variants.push({ ...selection, declared: [...base, ...own] });
+      if (selection.group !== undefined) variants.push({ ...selection, name: `only ${selection.name}`, declared: own });
+    } else if (budget + size >= 0)
       sink.problems.push({
         span: selection.span ?? { start: 0, end: 0 },
         message: `too many extras and groups to check each one; ${selection.name} and those after it were not checked`,
@@ -153,6 +157,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
       })),
   ];
 
+  const override = overrides(root, sink);
   for (const variant of variants) {
     const groups = new Map<string, { served: readonly Index[]; primary: boolean; packages: PackageFact[] }>();
     const place = (key: string, served: readonly Index[], primary: boolean, fact: PackageFact): void => {
@@ -160,7 +165,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
       group.packages.push(fact);
       groups.set(key, group);
     };
-    for (const { fact, index: own } of variant.declared) {
+    for (const { fact, index: own } of override(variant.declared)) {
       const route = own
         ? { index: own, span: fact.span }
         : (routes.get(fact.name) ?? []).find(
@@ -246,6 +251,33 @@ export function parsePyproject(path: string, text: string): ParsedFile {
     indexes.size === 0 &&
     file.indexes.length === 0;
   return library ? { ...file, library: true } : file;
+}
+
+/**
+ * uv's `[tool.uv] override-dependencies`: each replaces every requirement on its package, the project's and its
+ * dependencies' (docs.astral.sh/uv/reference/settings/#override-dependencies). An override whose marker cannot hold on
+ * Linux keeps the package out of what uv installs there (Megatron-LM's `"torch; sys_platform == 'never'"` leaves the
+ * base image's torch alone). Returns what a selection's declarations become (pip reads no [tool.uv]).
+ */
+function overrides(root: TomlTable, sink: FactSink): (declared: readonly Declared[]) => readonly Declared[] {
+  const list = lookup(root, 'tool', 'uv', 'override-dependencies');
+  if (!list) return (declared) => declared;
+  const byName = new Map<string, Declared[]>();
+  for (const declared of requirements(list, sink, '[tool.uv] override-dependencies')) {
+    const same = byName.get(declared.fact.name);
+    if (same) same.push(declared);
+    else byName.set(declared.fact.name, [declared]);
+  }
+  return (declared) => {
+    const replaced = new Set<string>();
+    return declared.flatMap((entry) => {
+      const over = byName.get(entry.fact.name);
+      if (!over) return [entry];
+      if (replaced.has(entry.fact.name)) return [];
+      replaced.add(entry.fact.name);
+      return over.filter((candidate) => holdsOnLinux(candidate.fact.markers));
+    });
+  };
 }
 
 const poetryDeclared = (dependency: PoetryDependency): Declared => ({

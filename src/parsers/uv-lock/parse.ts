@@ -5,8 +5,8 @@
  * project itself (`source = { virtual = "." }` or `{ editable = "." }`), its direct dependencies for the project
  * alone, per extra (`[package.optional-dependencies]`) and per dependency group (`[package.dev-dependencies]`),
  * each a reference `{ name, version?, source?, marker? }` (docs.astral.sh/uv/concepts/projects/layout/#the-lockfile).
- * Each selection is a variant with the same names as pyproject.toml's ("the project", "extra cu124", "group dev"),
- * holding the project's direct dependencies as locked; a reference that names no version and matches several
+ * Each selection is a variant with the same names as pyproject.toml's ("the project", "extra cu124", "group dev",
+ * "only group dev"), holding the project's direct dependencies as locked; a reference that names no version and matches several
  * locked entries (one per platform or extra) is left out rather than guessed, and references whose marker cannot
  * hold on Linux are dropped. A package's index is its registry, written as that context's --index-url.
  *
@@ -107,6 +107,8 @@ export function parseUvLock(path: string, text: string): ParsedFile {
       for (const [group, value] of groups.entries) {
         const active = activeExtras(project, [], [group]);
         selections.push({ name: `group ${group}`, extras: active, refs: [...base(active), ...refs(value, active)] });
+        // `uv sync --only-group G` installs the group without the project and its dependencies.
+        selections.push({ name: `only group ${group}`, extras: active, refs: refs(value, active) });
       }
 
     for (const selection of selections) {
