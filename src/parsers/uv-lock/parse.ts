@@ -6,9 +6,9 @@
  * alone, per extra (`[package.optional-dependencies]`) and per dependency group (`[package.dev-dependencies]`),
  * each a reference `{ name, version?, source?, marker? }` (docs.astral.sh/uv/concepts/projects/layout/#the-lockfile).
  * Each selection is a variant with the same names as pyproject.toml's ("the project", "extra cu124", "group dev",
- * "only group dev"), holding the project's direct dependencies as locked; a reference that names no version and matches several
- * locked entries (one per platform or extra) is left out rather than guessed, and references whose marker cannot
- * hold on Linux are dropped. A package's index is its registry, written as that context's --index-url.
+ * "only group dev"), holding the project's direct dependencies as locked; a reference that names no version and
+ * matches several locked entries (one per platform or extra) is left out rather than guessed, and references whose
+ * marker cannot hold on Linux are dropped. A package's index is its registry, written as that context's --index-url.
  *
  * The lock is never edited: the checks that would rewrite a version say which `uv lock` to run instead (gate.ts).
  */
