@@ -1,4 +1,5 @@
-import { imageCuda, imageWithoutCuda, impossibleNgcTag } from '../../src/analysis/claims.js';
+import { imageCuda, imageWithoutCuda, impossibleNgcTag, rocmImage, ROCM_SOURCE } from '../../src/analysis/claims.js';
+import { builtForCuda } from '../../src/analysis/packages.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { isScratch } from '../../src/images/reference.js';
 import type { KnowledgeBase } from '../../src/knowledge/index.js';
@@ -19,6 +20,9 @@ const MESSAGES = {
   stage:
     '{{image}} is the base of a stage that installs CUDA builds ({{what}}), but its own CUDA is not known ({{why}}), so the two are not compared',
   named: 'the CUDA of {{image}} is not known ({{why}})',
+  rocm: '{{image}} is an AMD ROCm image, which ships no CUDA: no CUDA check applies to it ({{source}})',
+  rocmStage:
+    '{{image}} is an AMD ROCm image, which ships no CUDA, but the stage installs CUDA builds ({{what}}), which run on NVIDIA GPUs only ({{source}})',
 };
 type MessageId = keyof typeof MESSAGES;
 
@@ -33,6 +37,9 @@ export default defineRule({
     container: '{{help}}',
     stage: '{{help}}',
     named: '{{help}}',
+    rocm: "Nothing to do where the image is meant for AMD GPUs; the gate checks NVIDIA's CUDA stacks.",
+    rocmStage:
+      'Install the ROCm builds (`--index-url https://download.pytorch.org/whl/rocm6.2`, a `+rocm` wheel), or start from a CUDA image.',
   },
   check({ files, units, kb, baseline, report }) {
     const fleet = baseline.pools.length > 0 || baseline.driver.minimum !== undefined;
@@ -55,7 +62,19 @@ export default defineRule({
       const built = fleet && last ? baseImage(file, last.stage) : undefined;
       for (const image of file.images) {
         // A reference a build argument completes is the build's to say (image-pin notes it where pinning is asked).
-        if (image.unresolved || !(image === built || GPU_NAME.test(image.reference)) || !unknown(image, kb)) continue;
+        if (image.unresolved) continue;
+        if (image.fromStage === undefined && rocmImage(image) && imageCuda(image, kb) === undefined) {
+          if (once(file, image))
+            report({
+              messageId: 'rocm',
+              data: { image: image.reference, source: ROCM_SOURCE },
+              file,
+              span: image.span,
+              severity: 'notice',
+            });
+          continue;
+        }
+        if (!(image === built || GPU_NAME.test(image.reference)) || !unknown(image, kb)) continue;
         if (imageWithoutCuda(image, kb) || kb.imageLookup(image)?.state === 'missing' || !once(file, image)) continue;
         const why = whyUnknown(image, kb);
         report({
@@ -107,18 +126,41 @@ function checkStage(
   once: (file: ParsedFile, image: ImageFact) => boolean,
 ): void {
   const base = baseImage(unit.root, unit.stage!);
-  // A base without CUDA of its own (python, pixi, a config without CUDA_VERSION): the builds bring theirs.
-  if (!base || isScratch(base) || !unknown(base, kb) || imageWithoutCuda(base, kb)) return;
+  if (!base || isScratch(base) || !unknown(base, kb)) return;
   const pinned = unit.claims.filter((claim) => claim.kind !== 'image' && claim.kind !== 'env');
-  if (pinned.length === 0) return;
+  // CUDA builds on an AMD ROCm image cannot use its GPUs. Only those the files name: a build PyPI would give (an
+  // `implied` claim) may never be installed, where the image's own ROCm torch already meets the requirement.
+  const named = rocmImage(base) ? pinned.filter((claim) => claim.kind !== 'implied' && claim.kind !== 'name') : [];
+  if (named.length > 0) {
+    if (!once(unit.root, base)) return;
+    const subjects = [...new Set(named.map((claim) => claim.subject))];
+    report({
+      messageId: 'rocmStage',
+      data: { image: base.reference, what: listed(subjects), source: ROCM_SOURCE },
+      file: unit.root,
+      span: base.span,
+    });
+    return;
+  }
+  // A base without CUDA of its own (python, pixi, a config without CUDA_VERSION, ROCm): the builds bring theirs.
+  if (imageWithoutCuda(base, kb)) return;
+  // Packages built for a CUDA whose release nothing here names (vllm, xformers, flash-attn): said all the same.
+  const built = pinned.length > 0 ? [] : unit.packages.filter(({ pkg }) => builtForCuda(pkg));
+  if (pinned.length === 0 && built.length === 0) return;
   if (kb.imageLookup(base)?.state === 'missing' || !once(unit.root, base)) return;
   const why = whyUnknown(base, kb);
-  const subjects = [...new Set(pinned.map((claim) => claim.subject))];
+  const subjects = [
+    ...new Set(
+      pinned.length > 0
+        ? pinned.map((claim) => claim.subject)
+        : built.map(({ pkg }) => `${pkg.rawName}${pkg.specifier}`),
+    ),
+  ];
   report({
     messageId: 'stage',
     data: {
       image: base.reference,
-      what: subjects.length > 2 ? `${subjects.slice(0, 2).join(', ')}, …` : subjects.join(', '),
+      what: listed(subjects),
       why: why.reason,
       help: why.help,
     },
@@ -126,6 +168,10 @@ function checkStage(
     span: base.span,
   });
 }
+
+/** The first two of a list, and an ellipsis for the rest. */
+const listed = (subjects: readonly string[]): string =>
+  subjects.length > 2 ? `${subjects.slice(0, 2).join(', ')}, …` : subjects.join(', ');
 
 /** Each Dockerfile's stages → the image its chain of `FROM <stage>` starts from (computed once per file). */
 const bases = new WeakMap<ParsedFile, Map<number, ImageFact | undefined>>();

@@ -430,8 +430,24 @@ export function imageWithoutCuda(image: ImageFact, kb: KnowledgeBase): string | 
   const lookup = kb.imageLookup(image);
   if (lookup?.state === 'read' && !configCuda(lookup.config))
     return `its config on ${lookup.registry} (${lookup.digest}) sets no CUDA_VERSION, so no CUDA of NVIDIA's images is in it`;
+  if (rocmImage(image)) return `an AMD ROCm image (${ROCM_SOURCE}), which ships no CUDA`;
   return undefined;
 }
+
+/**
+ * An image built for AMD's ROCm, not CUDA: AMD's own images on Docker Hub (`rocm/pytorch`, `rocm/vllm`,
+ * `rocm/dev-ubuntu-22.04`), a repository or tag that names ROCm as a word (`lmsysorg/sglang:v0.4.6-rocm630`).
+ */
+export function rocmImage(image: ImageFact): boolean {
+  const hub = !image.registry || image.registry === 'docker.io' || image.registry === 'registry-1.docker.io';
+  if (hub && image.repository.startsWith('rocm/')) return true;
+  return ROCM_WORD.test(image.repository) || (image.tag !== undefined && ROCM_WORD.test(image.tag));
+}
+
+export const ROCM_SOURCE =
+  'rocm.docs.amd.com/projects/install-on-linux/en/latest/install/3rd-party/pytorch-install.html';
+
+const ROCM_WORD = /(?:^|[-_./])rocm(?:\d+(?:\.\d+)*)?(?:$|[-_./])/i;
 
 /**
  * An NGC container's CUDA: its release-notes row (PyTorch's own rows, then every other repository's), else a CUDA
