@@ -143,7 +143,7 @@ export class Checker {
     // the rules run batch by batch (src/analysis/batches.ts).
     const { findings, verdicts } = this.run((run) => {
       for (const group of fileBatches(files, links, this.options.batchFiles))
-        run(group, buildUnits(group, links, this.kb), {});
+        run(group, buildUnits(group, links, this.kb), {}, conditionalFiles(group, links));
     });
     const unwaived = applyWaivers(findings, this.baseline, this.options);
     return {
@@ -197,6 +197,7 @@ export class Checker {
         group: readonly ParsedFile[],
         units: readonly Unit[],
         policy: Pick<RuleContext, 'policy' | 'policyProblems'>,
+        conditional?: ReadonlySet<ParsedFile>,
       ) => void,
     ) => void,
   ): {
@@ -218,19 +219,22 @@ export class Checker {
     const seen = new Set<string>();
     // The lock files of the groups checked so far, by path: a finding that would edit one loses that edit.
     const locks = new Map<string, FileKind>();
+    // The group's files that only commands which may not run install (conditionalFiles).
+    let conditional: ReadonlySet<ParsedFile> = NONE;
     const reporters = this.active.map((rule) => {
       const configured = this.baseline.rules[rule.id];
       const ceiling: Severity = configured && configured !== 'off' ? configured : rule.defaultSeverity;
       const url = docsUrl(rule.id); // one string per rule, not one per finding: a large run keeps thousands
       return (draft: Draft): void => {
-        const finding = withoutLockEdits(toFinding(rule, draft, ceiling, url, this.share), locks);
+        const finding = withoutLockEdits(toFinding(rule, draft, ceiling, url, this.share, conditional), locks);
         const key = `${finding.ruleId}\0${finding.location.path}\0${finding.location.start.offset}\0${finding.location.end.offset}\0${finding.message}`;
         if (seen.has(key)) return;
         seen.add(key);
         findings.push(finding);
       };
     });
-    visit((group, units, policy) => {
+    visit((group, units, policy, only) => {
+      conditional = only ?? NONE;
       for (const file of group) if (isLockKind(file.kind)) locks.set(file.path, file.kind);
       this.active.forEach((rule, i) =>
         rule.check({
@@ -371,6 +375,11 @@ function expiredWaiverNotes(baseline: Baseline, options: GateOptions): Finding[]
   });
 }
 
+const NONE: ReadonlySet<ParsedFile> = new Set();
+
+/** What a finding in a file that only commands which may not run install says of that (conditionalFiles). */
+const ONLY_IF = 'this file is installed only by commands in an if, case or loop of a RUN, which may not run';
+
 /** Whether a place in a Dockerfile is in a command that runs on some paths of its RUN only. */
 function mayNotRun(file: TextFile, offset: number): boolean {
   if (!('contexts' in file) || (file as ParsedFile).kind !== 'dockerfile') return false;
@@ -380,20 +389,64 @@ function mayNotRun(file: TextFile, offset: number): boolean {
   );
 }
 
+/**
+ * The requirements and conda files of a group that only commands which may not run install: every link to one comes
+ * from a Dockerfile command inside an `if`, `case` or loop of its RUN (`then pip install -r req-cu118.txt`), or from a
+ * file that is itself such a file. Such a file is checked only with the Dockerfile's stages (units.ts,
+ * includedElsewhere), so every finding in it rests on an install that may not run.
+ */
+function conditionalFiles(
+  group: readonly ParsedFile[],
+  links: ReadonlyMap<ParsedFile, readonly Link[]>,
+): ReadonlySet<ParsedFile> {
+  const into = new Map<ParsedFile, Link[]>();
+  let any = false;
+  for (const from of group)
+    for (const link of links.get(from) ?? []) {
+      if (formatOf(link.to.kind).units !== 'file') continue;
+      const list = into.get(link.to);
+      if (list) list.push(link);
+      else into.set(link.to, [link]);
+      if (from.kind === 'dockerfile' && from.contexts[link.include.context]?.mayNotRun) any = true;
+    }
+  if (!any) return NONE;
+  // Assume every linked file is conditional, and take back each one with a link that surely runs, until none changes.
+  const conditional = new Set(into.keys());
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const [file, list] of into) {
+      if (!conditional.has(file)) continue;
+      const sure = list.some((link) =>
+        link.from.kind === 'dockerfile'
+          ? !link.from.contexts[link.include.context]?.mayNotRun
+          : !conditional.has(link.from),
+      );
+      if (sure) {
+        conditional.delete(file);
+        changed = true;
+      }
+    }
+  }
+  return conditional;
+}
+
 function toFinding(
   rule: AnyRule,
   draft: Draft,
   ceiling: Severity,
   url: string,
   share: (text: string) => string,
+  conditional: ReadonlySet<ParsedFile>,
 ): Finding {
   let severity: Severity =
     draft.severity && severityRank[draft.severity] < severityRank[ceiling] ? draft.severity : ceiling;
   if (draft.unverified) severity = 'notice';
   // What a command inside an `if`, `case` or loop installs is installed only on some paths of its RUN: a finding that
   // rests on it is not certain, so it is no error. (A policy's finding, or a parse problem, is about what is written.)
-  const conditional = severity === 'error' && rule.about !== 'written' && mayNotRun(draft.file, draft.span.start);
-  if (conditional) severity = 'warning';
+  const onlyIf = conditional.has(draft.file as ParsedFile);
+  const conditionalPlace =
+    severity === 'error' && rule.about !== 'written' && (onlyIf || mayNotRun(draft.file, draft.span.start));
+  if (conditionalPlace) severity = 'warning';
   const template = rule.messages[draft.messageId] ?? draft.messageId;
   const message = formatMessage(template, draft.data);
   const help = helpText(rule.helps, draft);
@@ -401,7 +454,11 @@ function toFinding(
     ruleId: rule.id,
     severity,
     messageId: draft.messageId,
-    message: share(conditional && !message.includes(MAY_NOT_RUN) ? `${message} (${MAY_NOT_RUN})` : message),
+    message: share(
+      !conditionalPlace || message.includes(MAY_NOT_RUN) || message.includes(ONLY_IF)
+        ? message
+        : `${message} (${onlyIf ? ONLY_IF : MAY_NOT_RUN})`,
+    ),
     ...(help ? { help: share(help) } : {}),
     location: draft.file.source.location(draft.span.start, draft.span.end),
     related: (draft.related ?? []).map((related) => ({
