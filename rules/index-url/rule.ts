@@ -21,6 +21,8 @@ const MESSAGES = {
     '{{name}}=={{version}} is a +{{label}} build, but this install names no index or page beside PyPI, which has no local versions, so pip cannot find it',
   noPygPage:
     '{{name}}=={{version}} is a PyG build for torch {{torch}} ({{tag}}), but no find-links page of this install serves it: PyG publishes such wheels on data.pyg.org, not on PyPI or the PyTorch index',
+  library:
+    '{{name}}=={{version}} is a +{{label}} build, which PyPI never serves, so whoever installs this library must name an index or page that does',
   ignored: '{{option}} is written on a requirement line, where pip ignores it',
   autoBackend:
     '{{setting}} picks the PyTorch index from the NVIDIA driver of the machine that runs it; docker build runs without a GPU, so uv falls back to the CPU-only builds',
@@ -43,6 +45,8 @@ export default defineRule({
     noLocalSource:
       'PyPI hosts no local versions (+{{label}}): Warehouse refuses their upload. Add the index or find-links page that publishes this build, or pin the version PyPI has. Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers',
     noPygPage: `PyPI hosts no local versions (+{{label}}): Warehouse refuses their upload. PyG publishes +{{label}} wheels on {{page}} (one page per torch minor and CUDA): add --find-links {{page}}. Source: ${PYG_DOCS} Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers`,
+    library:
+      'A library names no index for those who install it: their command must (pip install "<library>[<extra>]" --extra-index-url <index>). Say so in its install instructions, or depend on the public version (=={{version}}) and let the installer\'s index choose the build. Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers',
     ignored:
       '{{reason}}. Source: https://pip.pypa.io/en/stable/reference/requirements-file-format/#per-requirement-options',
     autoBackend:
@@ -233,6 +237,17 @@ function checkUnservedLabels(
 ): void {
   for (const { file, pkg } of unit.packages) {
     if (pkg.ecosystem !== 'pip' || pkg.url || !pkg.localLabel || !pkg.exact) continue;
+    // A library's pyproject.toml checked on its own: the index is its installer's to name, not the file's.
+    if (file.library && unit.root === file && unit.stage === undefined) {
+      report({
+        messageId: 'library',
+        data: { name: pkg.rawName, version: publicVersion(pkg.exact), label: pkg.localLabel },
+        file,
+        span: pkg.span,
+        severity: 'warning',
+      });
+      continue;
+    }
     if (!TORCH_FAMILY.has(pkg.name)) {
       checkOtherLocalLabel(
         file,
