@@ -358,7 +358,38 @@ spec:
                           limits:
                             nvidia.com/gpu: 1
     `);
-    expect(argo.unresolved.map((fact) => [fact.text, fact.reason, fact.fails])).toEqual([
+    // It is read where it is written: a literal block's lines are the file's, less their indentation.
+    expect(argo.unresolved).toEqual([]);
+    const [embedded] = argo.containers;
+    expect(embedded!.workload).toBe('Job/(unnamed)');
+    expect(argo.source.text.slice(embedded!.image.span.start, embedded!.image.span.end)).toBe(
+      'volcanosh/example-mpi:0.0.3',
+    );
+    expect(argo.source.position(embedded!.image.span.start).line).toBe(18);
+    // A quoted (or folded) string is not the file's text line for line: still said not read, failing closed.
+    const folded = manifest(
+      codeBlock`
+        apiVersion: argoproj.io/v1alpha1
+        kind: WorkflowTemplate
+        spec:
+          templates:
+          - name: submit
+            resource:
+              manifest: >
+                apiVersion: batch/v1
+                kind: Job
+                spec:
+                  template:
+                    spec:
+                      containers:
+                      - name: a
+                        image: x:1
+                        resources:
+                          limits:
+                            nvidia.com/gpu: 1
+      `,
+    );
+    expect(folded.unresolved.map((fact) => [fact.text, fact.reason, fact.fails])).toEqual([
       [
         'kind: WorkflowTemplate',
         "it asks for NVIDIA GPUs in a manifest written as text inside it (as Argo's resource.manifest is), which is not read",

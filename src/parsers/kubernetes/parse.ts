@@ -13,7 +13,17 @@
  * `affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution` one of its `nodeSelectorTerms` must,
  * each term's `matchExpressions` all holding.
  */
-import { isAlias, isMap, isScalar, isSeq, parseAllDocuments, type Document, type Node, type YAMLMap } from 'yaml';
+import {
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  parseAllDocuments,
+  type Document,
+  type Node,
+  type Scalar,
+  type YAMLMap,
+} from 'yaml';
 import { FactSink, type ContainerFact, type LabelRequirement, type ParsedFile, type Placement } from '../facts.js';
 import { imageName, parseImageRef } from '../image-ref.js';
 import { SourceText, type Span } from '../source.js';
@@ -68,6 +78,10 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
     }
     const before = sink.containers.length;
     new Reader(doc as Document, source, sink, options.images ?? {}, claims).document(doc.contents as Node | null);
+    // A manifest another tool submits, written as a literal block inside this one (Argo's `resource.manifest: |`):
+    // read where it asks for GPUs and reads as YAML on its own, at its own places in the file.
+    if (sink.containers.length === before && asksForGpus(body))
+      readEmbedded(textsAskingForGpus(doc.contents as Node | null), text, source, sink, options.images ?? {});
     const found = sink.containers.slice(before);
     const gpus = found.filter((container) => container.gpu);
     const placeholders = gpus.filter((container) => container.image.unresolved);
@@ -108,11 +122,52 @@ function withTag(repository: Mapped, tag: string): Mapped {
 
 /** Whether a string of the document (not a key or a structure) holds a GPU request: a manifest written as text. */
 function gpuRequestInText(node: Node | null | undefined, depth = 0): boolean {
-  if (!node || depth > MAX_DEPTH) return false;
-  if (isScalar(node)) return typeof node.value === 'string' && node.value.includes('\n') && asksForGpus(node.value);
-  if (isMap(node)) return node.items.some((pair) => gpuRequestInText(pair.value as Node | null, depth + 1));
-  if (isSeq(node)) return node.items.some((item) => gpuRequestInText(item as Node | null, depth + 1));
-  return false;
+  return textsAskingForGpus(node, depth).length > 0;
+}
+
+/** The strings of a document (not keys or structures) of several lines that ask for GPUs: manifests written as text. */
+function textsAskingForGpus(node: Node | null | undefined, depth = 0, out: Scalar[] = []): Scalar[] {
+  if (!node || depth > MAX_DEPTH) return out;
+  if (isScalar(node)) {
+    if (typeof node.value === 'string' && node.value.includes('\n') && asksForGpus(node.value)) out.push(node);
+  } else if (isMap(node)) for (const pair of node.items) textsAskingForGpus(pair.value as Node | null, depth + 1, out);
+  else if (isSeq(node)) for (const item of node.items) textsAskingForGpus(item as Node | null, depth + 1, out);
+  return out;
+}
+
+/**
+ * Read the manifests written as literal blocks (`manifest: |`) at their own places: a literal block's lines are the
+ * file's lines less one indentation, so the file with everything but the block blanked out (line feeds kept) is that
+ * manifest, indented, at the same offsets, and what is read of it points into the file as it is. A block that does
+ * not read as YAML on its own, or a folded or quoted string (its text is not the file's), is left to the reason that
+ * it is not read.
+ */
+function readEmbedded(
+  blocks: readonly Scalar[],
+  text: string,
+  source: SourceText,
+  sink: FactSink,
+  images: Readonly<Record<string, string>>,
+): void {
+  for (const block of blocks) {
+    if (block.type !== 'BLOCK_LITERAL' || !block.range) continue;
+    const start = text.indexOf('\n', block.range[0]) + 1;
+    const end = block.range[1];
+    if (start <= 0 || start >= end) continue;
+    const masked = blankOutside(text, start, end);
+    const docs = parseAllDocuments(masked, { uniqueKeys: false, prettyErrors: false, strict: false });
+    const list = Array.isArray(docs) ? docs : [docs];
+    if (list.some((doc) => doc.errors.length > 0)) continue;
+    const claims = gpuClaims(list, masked);
+    for (const doc of list)
+      new Reader(doc as Document, source, sink, images, claims).document(doc.contents as Node | null);
+  }
+}
+
+/** `text` with every character outside [start, end) but a line feed made a space. */
+function blankOutside(text: string, start: number, end: number): string {
+  const blank = (part: string): string => part.replace(/[^\n]/g, ' ');
+  return blank(text.slice(0, start)) + text.slice(start, end) + blank(text.slice(end));
 }
 
 /** Why a GPU document's image is not in it, as its kind has it (kinds.ts). */
