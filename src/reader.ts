@@ -15,10 +15,16 @@ export const MAX_FILE_BYTES = 1024 * 1024;
 /** The longest lock file checked: a large project's real locks are 1–10 MB, and they are read at over 20 MB/s. */
 export const MAX_LOCK_BYTES = 32 * 1024 * 1024;
 
+/**
+ * The longest Kubernetes manifest checked: an operator's install bundle with its CRDs is one file of 1–2 MB
+ * (volcano-sh/volcano's installer/volcano-development.yaml, 1.1 MB), read at about 10 MB/s.
+ */
+export const MAX_MANIFEST_BYTES = 8 * 1024 * 1024;
+
 /** The longest file of this kind (named by `path` when the kind is not known yet) that is checked. */
 export function maxBytes(path: string, kind: FileKind | undefined): number {
   const known = kind ?? classifyPath(path);
-  return isLockKind(known) ? MAX_LOCK_BYTES : MAX_FILE_BYTES;
+  return isLockKind(known) ? MAX_LOCK_BYTES : known === 'kubernetes' ? MAX_MANIFEST_BYTES : MAX_FILE_BYTES;
 }
 
 /** A file to check: its repository path, the parser for it and its text. */

@@ -16,7 +16,14 @@ import { join, relative, resolve, sep } from 'node:path';
 import { dirname } from '../analysis/paths.js';
 import type { FileKind, ParsedFile } from '../parsers/facts.js';
 import { classifyPath, kindByContent, yamlByContent, type ParseOptions } from '../parsers/index.js';
-import { listed, maxBytes, MAX_FILE_BYTES, readRepository, sourceOf, type RepositoryReader } from '../reader.js';
+import {
+  listed,
+  maxBytes,
+  MAX_MANIFEST_BYTES,
+  readRepository,
+  sourceOf,
+  type RepositoryReader,
+} from '../reader.js';
 
 const SKIP_DIRS = new Set([
   '.git',
@@ -418,19 +425,20 @@ export function loadFiles(
 
 /** A YAML file that could not be opened to read what it is. */
 const UNTOLD = 'untold';
-/** The buffer YAML files are read into to tell their kind: as much as a file may be long (MAX_FILE_BYTES). */
+/** The buffer YAML files are read into to tell their kind: as much as a manifest may be long (MAX_MANIFEST_BYTES). */
 let sniffBuffer: Buffer | undefined;
 
 /**
- * What a YAML file makes itself, read as far as a checked file may be long (the App sees the whole blob too): a conda
+ * What a YAML file makes itself, read as far as a manifest may be long (the App sees the whole blob too): a conda
  * environment (in an environment folder, say), a Kubernetes manifest (its workload may come after a large CRD), or
- * neither. A longer file is told by its first MAX_FILE_BYTES; if that says manifest, its read then fails on the size.
+ * neither. A longer file is told by its first MAX_MANIFEST_BYTES; if that says manifest, its read then fails on the
+ * size.
  */
 function kindInside(absolute: string, repoPath: string): FileKind | undefined | typeof UNTOLD {
   let fd: number | undefined;
   try {
     fd = openSync(absolute, 'r');
-    const buffer = (sniffBuffer ??= Buffer.allocUnsafe(MAX_FILE_BYTES));
+    const buffer = (sniffBuffer ??= Buffer.allocUnsafe(MAX_MANIFEST_BYTES));
     const read = readSync(fd, buffer, 0, buffer.length, 0);
     return kindByContent(repoPath, decoder.decode(buffer.subarray(0, read)));
   } catch {

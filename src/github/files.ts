@@ -9,6 +9,7 @@ import { dirname } from '../analysis/paths.js';
 import {
   maxBytes,
   MAX_FILE_BYTES,
+  MAX_MANIFEST_BYTES,
   readRepository,
   sourceOf,
   type Listed,
@@ -74,7 +75,8 @@ export class CommitFiles implements RepositoryReader {
       return undefined;
     }
     if (blob === null) return undefined;
-    const limit = maxBytes(path, kind);
+    // A YAML file its content decides may be a manifest: read as far as one may be long.
+    const limit = kind === undefined && this.byContent.has(path) ? MAX_MANIFEST_BYTES : maxBytes(path, kind);
     if (
       !('unreadable' in blob) &&
       !blob.isBinary &&

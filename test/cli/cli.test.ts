@@ -32,6 +32,14 @@ describe('cuda-gatekeeper check', () => {
     writeFileSync(join(dir, 'requirements.txt'), `torch==2.3.0\n${'# padding\n'.repeat(120_000)}`);
     // A lock file may be up to 32 MiB (a large project's are 1–10 MB).
     writeFileSync(join(dir, 'uv.lock'), `version = 1\n${'# padding\n'.repeat(120_000)}`);
+    // A manifest up to 8 MiB (an operator's install bundle: CRDs, then its workloads), read whole: the GPU Job after
+    // 1.2 MB of CRD is judged.
+    writeFileSync(
+      join(dir, 'install.yaml'),
+      `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: things.example.com\n${'# padding\n'.repeat(120_000)}---\n` +
+        'apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n      containers:\n' +
+        '      - name: t\n        image: registry.example.com/ml/trainer:1.0\n        resources:\n          limits:\n            nvidia.com/gpu: 1\n',
+    );
     const failed = cli(dir, 'check', '--baseline', 'none');
     expect(failed.code).toBe(1);
     expect(failed.err).toContain('requirements.txt: skipped: is larger than 1 MiB');
@@ -39,6 +47,10 @@ describe('cuda-gatekeeper check', () => {
       '1 CUDA-relevant file was not checked (requirements.txt: is larger than 1 MiB), so the check fails',
     );
     expect(failed.err).not.toContain('uv.lock');
+    expect(failed.err).not.toContain('install.yaml');
+    expect(failed.out).toMatch(
+      /^install\.yaml:\d+:\d+: warning: Job\/train container t gets NVIDIA GPUs, but the CUDA of registry\.example\.com\/ml\/trainer:1\.0 is not known/m,
+    );
     expect(cli(dir, 'check', '--baseline', 'none', '--fail-on', 'never').code).toBe(0);
     writeFileSync(join(dir, 'baseline.yaml'), 'unchecked: neutral\n');
     expect(cli(dir, 'check', '--baseline', 'baseline.yaml').code).toBe(0);
