@@ -44818,6 +44818,8 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
     }
     const before = sink.containers.length;
     new Reader(doc, source, sink, options2.images ?? {}, claims).document(doc.contents);
+    if (sink.containers.length === before && asksForGpus(body))
+      readEmbedded(textsAskingForGpus(doc.contents), text2, source, sink, options2.images ?? {});
     const found = sink.containers.slice(before);
     const gpus = found.filter((container) => container.gpu);
     const placeholders = gpus.filter((container) => container.image.unresolved);
@@ -44852,11 +44854,34 @@ function withTag(repository, tag) {
   return builder.build();
 }
 function gpuRequestInText(node2, depth = 0) {
-  if (!node2 || depth > MAX_DEPTH3) return false;
-  if ((0, import_yaml5.isScalar)(node2)) return typeof node2.value === "string" && node2.value.includes("\n") && asksForGpus(node2.value);
-  if ((0, import_yaml5.isMap)(node2)) return node2.items.some((pair) => gpuRequestInText(pair.value, depth + 1));
-  if ((0, import_yaml5.isSeq)(node2)) return node2.items.some((item) => gpuRequestInText(item, depth + 1));
-  return false;
+  return textsAskingForGpus(node2, depth).length > 0;
+}
+function textsAskingForGpus(node2, depth = 0, out = []) {
+  if (!node2 || depth > MAX_DEPTH3) return out;
+  if ((0, import_yaml5.isScalar)(node2)) {
+    if (typeof node2.value === "string" && node2.value.includes("\n") && asksForGpus(node2.value)) out.push(node2);
+  } else if ((0, import_yaml5.isMap)(node2)) for (const pair of node2.items) textsAskingForGpus(pair.value, depth + 1, out);
+  else if ((0, import_yaml5.isSeq)(node2)) for (const item of node2.items) textsAskingForGpus(item, depth + 1, out);
+  return out;
+}
+function readEmbedded(blocks, text2, source, sink, images) {
+  for (const block of blocks) {
+    if (block.type !== "BLOCK_LITERAL" || !block.range) continue;
+    const start = text2.indexOf("\n", block.range[0]) + 1;
+    const end = block.range[1];
+    if (start <= 0 || start >= end) continue;
+    const masked = blankOutside(text2, start, end);
+    const docs = (0, import_yaml5.parseAllDocuments)(masked, { uniqueKeys: false, prettyErrors: false, strict: false });
+    const list = Array.isArray(docs) ? docs : [docs];
+    if (list.some((doc) => doc.errors.length > 0)) continue;
+    const claims = gpuClaims(list, masked);
+    for (const doc of list)
+      new Reader(doc, source, sink, images, claims).document(doc.contents);
+  }
+}
+function blankOutside(text2, start, end) {
+  const blank = (part) => part.replace(/[^\n]/g, " ");
+  return blank(text2.slice(0, start)) + text2.slice(start, end) + blank(text2.slice(end));
 }
 function whereTheImageIs(body) {
   const kind = /^kind:[ \t]*["']?(\w+)/m.exec(body)?.[1];
@@ -49580,8 +49605,16 @@ function imageWithoutCuda(image, kb) {
   const lookup2 = kb.imageLookup(image);
   if (lookup2?.state === "read" && !configCuda(lookup2.config))
     return `its config on ${lookup2.registry} (${lookup2.digest}) sets no CUDA_VERSION, so no CUDA of NVIDIA's images is in it`;
+  if (rocmImage(image)) return `an AMD ROCm image (${ROCM_SOURCE}), which ships no CUDA`;
   return void 0;
 }
+function rocmImage(image) {
+  const hub = !image.registry || image.registry === "docker.io" || image.registry === "registry-1.docker.io";
+  if (hub && image.repository.startsWith("rocm/")) return true;
+  return ROCM_WORD.test(image.repository) || image.tag !== void 0 && ROCM_WORD.test(image.tag);
+}
+var ROCM_SOURCE = "rocm.docs.amd.com/projects/install-on-linux/en/latest/install/3rd-party/pytorch-install.html";
+var ROCM_WORD = /(?:^|[-_./])rocm(?:\d+(?:\.\d+)*)?(?:$|[-_./])/i;
 function ngcCuda(repository, tag, kb) {
   const pytorch = repository === "nvidia/pytorch" ? kb.ngcPytorch(tag) : void 0;
   if (pytorch) {
@@ -50114,6 +50147,25 @@ function computeRelevance(pkg, extra) {
   if (/^nvidia-/.test(name) && name !== "nvidia-pyindex") return true;
   if (/^(?:cupy-cuda|dgl-cu|mxnet-cu|spconv-cu|jax-cuda\d+-)/.test(name) || /-cu1\d{1,2}$/.test(name)) return true;
   return false;
+}
+var BUILT_FOR_CUDA = /* @__PURE__ */ new Map([
+  // "vLLM is a Python library that also contains pre-compiled C++ and CUDA (12.1) binaries."
+  ["vllm", "https://docs.vllm.ai/en/v0.6.3/getting_started/installation.html"],
+  ["xformers", "https://github.com/facebookresearch/xformers#installing-xformers"],
+  ["flash-attn", "https://github.com/Dao-AILab/flash-attention#installation-and-features"],
+  ["deepspeed", "https://www.deepspeed.ai/tutorials/advanced-install/"],
+  ["tensorrt", "https://docs.nvidia.com/deeplearning/tensorrt/latest/installing-tensorrt/installing.html"],
+  ["sglang", "https://docs.sglang.ai/get_started/install.html"],
+  ["onnxruntime-gpu", "https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html"],
+  ["paddlepaddle-gpu", "https://www.paddlepaddle.org.cn/en/install/quick"],
+  ["bitsandbytes", "https://huggingface.co/docs/bitsandbytes/main/en/installation"],
+  ["apex", "https://github.com/NVIDIA/apex#installation"],
+  ["flashinfer-python", "https://docs.flashinfer.ai/installation.html"],
+  ["mamba-ssm", "https://github.com/state-spaces/mamba#installation"],
+  ["causal-conv1d", "https://github.com/Dao-AILab/causal-conv1d"]
+]);
+function builtForCuda(pkg) {
+  return pkg.ecosystem === "pip" && BUILT_FOR_CUDA.has(pkg.name);
 }
 var CONDA_MINOR_PINS = /* @__PURE__ */ new Set(["pytorch-cuda", "cuda-version", "cudatoolkit", "cuda-toolkit"]);
 
@@ -53497,7 +53549,9 @@ var LOOKUP = "Images are looked up in their registries by the App and the Action
 var MESSAGES8 = {
   container: "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known ({{why}}), so the fleet's drivers are not checked against it",
   stage: "{{image}} is the base of a stage that installs CUDA builds ({{what}}), but its own CUDA is not known ({{why}}), so the two are not compared",
-  named: "the CUDA of {{image}} is not known ({{why}})"
+  named: "the CUDA of {{image}} is not known ({{why}})",
+  rocm: "{{image}} is an AMD ROCm image, which ships no CUDA: no CUDA check applies to it ({{source}})",
+  rocmStage: "{{image}} is an AMD ROCm image, which ships no CUDA, but the stage installs CUDA builds ({{what}}), which run on NVIDIA GPUs only ({{source}})"
 };
 var rule_default11 = defineRule({
   id: "image-unknown",
@@ -53508,7 +53562,9 @@ var rule_default11 = defineRule({
   helps: {
     container: "{{help}}",
     stage: "{{help}}",
-    named: "{{help}}"
+    named: "{{help}}",
+    rocm: "Nothing to do where the image is meant for AMD GPUs; the gate checks NVIDIA's CUDA stacks.",
+    rocmStage: "Install the ROCm builds (`--index-url https://download.pytorch.org/whl/rocm6.2`, a `+rocm` wheel), or start from a CUDA image."
   },
   check({ files, units, kb, baseline, report }) {
     const fleet = baseline.pools.length > 0 || baseline.driver.minimum !== void 0;
@@ -53528,7 +53584,19 @@ var rule_default11 = defineRule({
       const last2 = file2.images.at(-1);
       const built = fleet && last2 ? baseImage(file2, last2.stage) : void 0;
       for (const image of file2.images) {
-        if (image.unresolved || !(image === built || GPU_NAME.test(image.reference)) || !unknown2(image, kb)) continue;
+        if (image.unresolved) continue;
+        if (image.fromStage === void 0 && rocmImage(image) && imageCuda(image, kb) === void 0) {
+          if (once(file2, image))
+            report({
+              messageId: "rocm",
+              data: { image: image.reference, source: ROCM_SOURCE },
+              file: file2,
+              span: image.span,
+              severity: "notice"
+            });
+          continue;
+        }
+        if (!(image === built || GPU_NAME.test(image.reference)) || !unknown2(image, kb)) continue;
         if (imageWithoutCuda(image, kb) || kb.imageLookup(image)?.state === "missing" || !once(file2, image)) continue;
         const why = whyUnknown(image, kb);
         report({
@@ -53565,17 +53633,35 @@ function checkContainer2(unit, kb, report, once) {
 }
 function checkStage(unit, kb, report, once) {
   const base = baseImage(unit.root, unit.stage);
-  if (!base || isScratch(base) || !unknown2(base, kb) || imageWithoutCuda(base, kb)) return;
+  if (!base || isScratch(base) || !unknown2(base, kb)) return;
   const pinned = unit.claims.filter((claim2) => claim2.kind !== "image" && claim2.kind !== "env");
-  if (pinned.length === 0) return;
+  const named = rocmImage(base) ? pinned.filter((claim2) => claim2.kind !== "implied" && claim2.kind !== "name") : [];
+  if (named.length > 0) {
+    if (!once(unit.root, base)) return;
+    const subjects2 = [...new Set(named.map((claim2) => claim2.subject))];
+    report({
+      messageId: "rocmStage",
+      data: { image: base.reference, what: listed(subjects2), source: ROCM_SOURCE },
+      file: unit.root,
+      span: base.span
+    });
+    return;
+  }
+  if (imageWithoutCuda(base, kb)) return;
+  const built = pinned.length > 0 ? [] : unit.packages.filter(({ pkg }) => builtForCuda(pkg));
+  if (pinned.length === 0 && built.length === 0) return;
   if (kb.imageLookup(base)?.state === "missing" || !once(unit.root, base)) return;
   const why = whyUnknown(base, kb);
-  const subjects = [...new Set(pinned.map((claim2) => claim2.subject))];
+  const subjects = [
+    ...new Set(
+      pinned.length > 0 ? pinned.map((claim2) => claim2.subject) : built.map(({ pkg }) => `${pkg.rawName}${pkg.specifier}`)
+    )
+  ];
   report({
     messageId: "stage",
     data: {
       image: base.reference,
-      what: subjects.length > 2 ? `${subjects.slice(0, 2).join(", ")}, \u2026` : subjects.join(", "),
+      what: listed(subjects),
       why: why.reason,
       help: why.help
     },
@@ -53583,6 +53669,7 @@ function checkStage(unit, kb, report, once) {
     span: base.span
   });
 }
+var listed = (subjects) => subjects.length > 2 ? `${subjects.slice(0, 2).join(", ")}, \u2026` : subjects.join(", ");
 var bases = /* @__PURE__ */ new WeakMap();
 function baseImage(file2, stage) {
   let memo2 = bases.get(file2);
@@ -53628,6 +53715,7 @@ var MESSAGES9 = {
   noIndex: "{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it",
   noLocalSource: "{{name}}=={{version}} is a +{{label}} build, but this install names no index or page beside PyPI, which has no local versions, so pip cannot find it",
   noPygPage: "{{name}}=={{version}} is a PyG build for torch {{torch}} ({{tag}}), but no find-links page of this install serves it: PyG publishes such wheels on data.pyg.org, not on PyPI or the PyTorch index",
+  library: "{{name}}=={{version}} is a +{{label}} build, which PyPI never serves, so whoever installs this library must name an index or page that does",
   ignored: "{{option}} is written on a requirement line, where pip ignores it",
   autoBackend: "{{setting}} picks the PyTorch index from the NVIDIA driver of the machine that runs it; docker build runs without a GPU, so uv falls back to the CPU-only builds",
   pipEnvForUv: "{{setting}} is read by pip, not by uv: the uv command in this stage does not use it",
@@ -53644,6 +53732,7 @@ var rule_default12 = defineRule({
     noIndex: "PyPI never serves local versions such as +{{tag}}; they live on the PyTorch index. {{addIndex}}",
     noLocalSource: "PyPI hosts no local versions (+{{label}}): Warehouse refuses their upload. Add the index or find-links page that publishes this build, or pin the version PyPI has. Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers",
     noPygPage: `PyPI hosts no local versions (+{{label}}): Warehouse refuses their upload. PyG publishes +{{label}} wheels on {{page}} (one page per torch minor and CUDA): add --find-links {{page}}. Source: ${PYG_DOCS} Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers`,
+    library: `A library names no index for those who install it: their command must (pip install "<library>[<extra>]" --extra-index-url <index>). Say so in its install instructions, or depend on the public version (=={{version}}) and let the installer's index choose the build. Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers`,
     ignored: "{{reason}}. Source: https://pip.pypa.io/en/stable/reference/requirements-file-format/#per-requirement-options",
     autoBackend: "Name the backend the image is for, e.g. --torch-backend=cu126 (or ENV UV_TORCH_BACKEND=cu126), matching the CUDA of the base image. Source: https://docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection",
     pipEnvForUv: 'uv takes its indexes from its own settings ("uv does not read configuration files or environment variables that are specific to pip, like pip.conf or PIP_INDEX_URL"): set {{uvSetting}} for uv pip, or declare the index in pyproject.toml ([[tool.uv.index]] with [tool.uv.sources]) for uv sync and uv lock, whose uv.lock then records it. Sources: https://docs.astral.sh/uv/pip/compatibility/#configuration-files-and-environment-variables; https://docs.astral.sh/uv/reference/environment/',
@@ -53770,6 +53859,16 @@ function serves(index, tag) {
 function checkUnservedLabels(unit, invocationsOf, report) {
   for (const { file: file2, pkg } of unit.packages) {
     if (pkg.ecosystem !== "pip" || pkg.url || !pkg.localLabel || !pkg.exact) continue;
+    if (file2.library && unit.root === file2 && unit.stage === void 0) {
+      report({
+        messageId: "library",
+        data: { name: pkg.rawName, version: publicVersion(pkg.exact), label: pkg.localLabel },
+        file: file2,
+        span: pkg.span,
+        severity: "warning"
+      });
+      continue;
+    }
     if (!TORCH_FAMILY.has(pkg.name)) {
       checkOtherLocalLabel(
         file2,
@@ -55400,7 +55499,7 @@ var Checker = class {
   checkFiles(files, links = resolveLinks(files)) {
     const { findings, verdicts: verdicts2 } = this.run((run) => {
       for (const group of fileBatches(files, links, this.options.batchFiles))
-        run(group, buildUnits(group, links, this.kb), {});
+        run(group, buildUnits(group, links, this.kb), {}, conditionalFiles(group, links));
     });
     const unwaived = applyWaivers(findings, this.baseline, this.options);
     return {
@@ -55456,19 +55555,21 @@ var Checker = class {
     };
     const seen = /* @__PURE__ */ new Set();
     const locks = /* @__PURE__ */ new Map();
+    let conditional = NONE4;
     const reporters = this.active.map((rule) => {
       const configured = this.baseline.rules[rule.id];
       const ceiling = configured && configured !== "off" ? configured : rule.defaultSeverity;
       const url2 = docsUrl(rule.id);
       return (draft) => {
-        const finding = withoutLockEdits(toFinding(rule, draft, ceiling, url2, this.share), locks);
+        const finding = withoutLockEdits(toFinding(rule, draft, ceiling, url2, this.share, conditional), locks);
         const key = `${finding.ruleId}\0${finding.location.path}\0${finding.location.start.offset}\0${finding.location.end.offset}\0${finding.message}`;
         if (seen.has(key)) return;
         seen.add(key);
         findings.push(finding);
       };
     });
-    visit3((group, units, policy) => {
+    visit3((group, units, policy, only) => {
+      conditional = only ?? NONE4;
       for (const file2 of group) if (isLockKind(file2.kind)) locks.set(file2.path, file2.kind);
       this.active.forEach(
         (rule, i) => rule.check({
@@ -55577,17 +55678,48 @@ function expiredWaiverNotes(baseline, options2) {
     };
   });
 }
+var NONE4 = /* @__PURE__ */ new Set();
+var ONLY_IF = "this file is installed only by commands in an if, case or loop of a RUN, which may not run";
 function mayNotRun(file2, offset) {
   if (!("contexts" in file2) || file2.kind !== "dockerfile") return false;
   return file2.contexts.some(
     (context) => context.mayNotRun && context.span.start <= offset && offset < Math.max(context.span.end, context.span.start + 1)
   );
 }
-function toFinding(rule, draft, ceiling, url2, share) {
+function conditionalFiles(group, links) {
+  const into = /* @__PURE__ */ new Map();
+  let any2 = false;
+  for (const from of group)
+    for (const link of links.get(from) ?? []) {
+      if (formatOf(link.to.kind).units !== "file") continue;
+      const list = into.get(link.to);
+      if (list) list.push(link);
+      else into.set(link.to, [link]);
+      if (from.kind === "dockerfile" && from.contexts[link.include.context]?.mayNotRun) any2 = true;
+    }
+  if (!any2) return NONE4;
+  const conditional = new Set(into.keys());
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const [file2, list] of into) {
+      if (!conditional.has(file2)) continue;
+      const sure = list.some(
+        (link) => link.from.kind === "dockerfile" ? !link.from.contexts[link.include.context]?.mayNotRun : !conditional.has(link.from)
+      );
+      if (sure) {
+        conditional.delete(file2);
+        changed = true;
+      }
+    }
+  }
+  return conditional;
+}
+function toFinding(rule, draft, ceiling, url2, share, conditional) {
   let severity = draft.severity && severityRank[draft.severity] < severityRank[ceiling] ? draft.severity : ceiling;
   if (draft.unverified) severity = "notice";
-  const conditional = severity === "error" && rule.about !== "written" && mayNotRun(draft.file, draft.span.start);
-  if (conditional) severity = "warning";
+  const onlyIf = conditional.has(draft.file);
+  const conditionalPlace = severity === "error" && rule.about !== "written" && (onlyIf || mayNotRun(draft.file, draft.span.start));
+  if (conditionalPlace) severity = "warning";
   const template = rule.messages[draft.messageId] ?? draft.messageId;
   const message = formatMessage(template, draft.data);
   const help = helpText(rule.helps, draft);
@@ -55595,7 +55727,9 @@ function toFinding(rule, draft, ceiling, url2, share) {
     ruleId: rule.id,
     severity,
     messageId: draft.messageId,
-    message: share(conditional && !message.includes(MAY_NOT_RUN) ? `${message} (${MAY_NOT_RUN})` : message),
+    message: share(
+      !conditionalPlace || message.includes(MAY_NOT_RUN) || message.includes(ONLY_IF) ? message : `${message} (${onlyIf ? ONLY_IF : MAY_NOT_RUN})`
+    ),
     ...help ? { help: share(help) } : {},
     location: draft.file.source.location(draft.span.start, draft.span.end),
     related: (draft.related ?? []).map((related) => ({
@@ -55718,9 +55852,10 @@ function fleetTable(baseline, parts) {
 // src/reader.ts
 var MAX_FILE_BYTES = 1024 * 1024;
 var MAX_LOCK_BYTES = 32 * 1024 * 1024;
+var MAX_MANIFEST_BYTES = 8 * 1024 * 1024;
 function maxBytes(path, kind) {
   const known2 = kind ?? classifyPath(path);
-  return isLockKind(known2) ? MAX_LOCK_BYTES : MAX_FILE_BYTES;
+  return isLockKind(known2) ? MAX_LOCK_BYTES : known2 === "kubernetes" ? MAX_MANIFEST_BYTES : MAX_FILE_BYTES;
 }
 function includedKind(path) {
   const format = formatByName(path);
@@ -55732,7 +55867,7 @@ function sourceOf(path, text2, kind) {
   const known2 = kind ?? sniffKind(text2);
   return known2 ? { path, kind: known2, text: text2 } : UNKNOWN_KIND;
 }
-function listed(paths, kinds) {
+function listed2(paths, kinds) {
   const out = [];
   for (const path of paths) {
     const kind = kinds?.get(path) ?? classifyPath(path);
@@ -57014,7 +57149,7 @@ function diskReader(root, skipped, walked) {
 function loadFiles(root, paths, followLinks = true, walked, parse6 = {}) {
   const skipped = [];
   const files = [
-    ...readRepository(listed(paths, walked?.kinds), diskReader(root, skipped, walked), followLinks, parse6)
+    ...readRepository(listed2(paths, walked?.kinds), diskReader(root, skipped, walked), followLinks, parse6)
   ].map((file2) => file2.parsed);
   return { files, skipped };
 }
@@ -57024,7 +57159,7 @@ function kindInside(absolute, repoPath) {
   let fd;
   try {
     fd = openSync(absolute, "r");
-    const buffer = sniffBuffer ??= Buffer.allocUnsafe(MAX_FILE_BYTES);
+    const buffer = sniffBuffer ??= Buffer.allocUnsafe(MAX_MANIFEST_BYTES);
     const read = readSync(fd, buffer, 0, buffer.length, 0);
     return kindByContent(repoPath, decoder.decode(buffer.subarray(0, read)));
   } catch {

@@ -90,20 +90,18 @@ function computeRelevance(pkg: PackageFact, extra: ReadonlySet<string>): boolean
 /**
  * Python packages whose name says no CUDA but whose Linux wheels carry CUDA code built against one CUDA release, or
  * which compile CUDA code when installed or first run: a stage that installs one runs CUDA code of its own, so an
- * unknown base under it is said (image-unknown). Each with the page that says so.
+ * unknown base under it is said (image-unknown). Each with the page that says so. Not those that build for whatever
+ * accelerator they find (deepspeed's ops, bitsandbytes' backends), nor PyPI's `apex`, which is not NVIDIA's.
  */
 const BUILT_FOR_CUDA: ReadonlyMap<string, string> = new Map([
   // "vLLM is a Python library that also contains pre-compiled C++ and CUDA (12.1) binaries."
   ['vllm', 'https://docs.vllm.ai/en/v0.6.3/getting_started/installation.html'],
   ['xformers', 'https://github.com/facebookresearch/xformers#installing-xformers'],
   ['flash-attn', 'https://github.com/Dao-AILab/flash-attention#installation-and-features'],
-  ['deepspeed', 'https://www.deepspeed.ai/tutorials/advanced-install/'],
   ['tensorrt', 'https://docs.nvidia.com/deeplearning/tensorrt/latest/installing-tensorrt/installing.html'],
   ['sglang', 'https://docs.sglang.ai/get_started/install.html'],
   ['onnxruntime-gpu', 'https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html'],
   ['paddlepaddle-gpu', 'https://www.paddlepaddle.org.cn/en/install/quick'],
-  ['bitsandbytes', 'https://huggingface.co/docs/bitsandbytes/main/en/installation'],
-  ['apex', 'https://github.com/NVIDIA/apex#installation'],
   ['flashinfer-python', 'https://docs.flashinfer.ai/installation.html'],
   ['mamba-ssm', 'https://github.com/state-spaces/mamba#installation'],
   ['causal-conv1d', 'https://github.com/Dao-AILab/causal-conv1d'],
