@@ -46007,13 +46007,10 @@ var BUILT_FOR_CUDA = /* @__PURE__ */ new Map([
   ["vllm", "https://docs.vllm.ai/en/v0.6.3/getting_started/installation.html"],
   ["xformers", "https://github.com/facebookresearch/xformers#installing-xformers"],
   ["flash-attn", "https://github.com/Dao-AILab/flash-attention#installation-and-features"],
-  ["deepspeed", "https://www.deepspeed.ai/tutorials/advanced-install/"],
   ["tensorrt", "https://docs.nvidia.com/deeplearning/tensorrt/latest/installing-tensorrt/installing.html"],
   ["sglang", "https://docs.sglang.ai/get_started/install.html"],
   ["onnxruntime-gpu", "https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html"],
   ["paddlepaddle-gpu", "https://www.paddlepaddle.org.cn/en/install/quick"],
-  ["bitsandbytes", "https://huggingface.co/docs/bitsandbytes/main/en/installation"],
-  ["apex", "https://github.com/NVIDIA/apex#installation"],
   ["flashinfer-python", "https://docs.flashinfer.ai/installation.html"],
   ["mamba-ssm", "https://github.com/state-spaces/mamba#installation"],
   ["causal-conv1d", "https://github.com/Dao-AILab/causal-conv1d"]
@@ -52585,6 +52582,9 @@ function ignoredBy(levels, repoPath, directory) {
   }
   return false;
 }
+function under(directory, path) {
+  return directory.endsWith("/") ? directory + path : `${directory}/${path}`;
+}
 function withGitignore(levels, absoluteDirectory, repoDirectory) {
   let text2;
   try {
@@ -52623,7 +52623,7 @@ function walk(root, inputs, filters = {}) {
     if (kind || included?.ignores(repoPath)) add(repoPath, viaLink, kind === UNTOLD ? void 0 : kind);
   };
   const visitEntry = (directory, repoDirectory, entry, viaLink, levels) => {
-    const absolute = join(directory, entry.name);
+    const absolute = under(directory, entry.name);
     const repoPath = repoDirectory === "" ? entry.name : `${repoDirectory}/${entry.name}`;
     if (entry.isDirectory()) {
       if (!SKIP_DIRS.has(entry.name) && !skipped(levels, repoPath, true))
@@ -52743,7 +52743,7 @@ function diskReader(root, skipped, walked) {
     read(path, kind) {
       let real;
       try {
-        real = plain2.has(path) ? join(realRoot, path) : realpathSync.native(join(root, path));
+        real = plain2.has(path) ? under(realRoot, path) : realpathSync.native(join(root, path));
       } catch {
         skipped.push({ path, reason: "cannot be read" });
         return void 0;
@@ -52799,7 +52799,7 @@ function isFile(root, path) {
 function readRegularInside(realRoot, root, path, maxBytes2, plain2 = false) {
   let real;
   try {
-    real = plain2 ? join(realRoot, path) : realpathSync.native(join(root, path));
+    real = plain2 ? under(realRoot, path) : realpathSync.native(join(root, path));
   } catch (error62) {
     return { reason: error62.code === "ENOENT" ? "does not exist" : "cannot be read" };
   }

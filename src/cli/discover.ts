@@ -159,6 +159,14 @@ function ignoredBy(levels: IgnoreLevels, repoPath: string, directory: boolean): 
   return false;
 }
 
+/**
+ * `directory/path` for a normalised absolute directory and a normalised relative path (a walk's entry name, a
+ * repository path): what `join` gives, without its normalising pass (the walk makes one per entry).
+ */
+function under(directory: string, path: string): string {
+  return directory.endsWith('/') ? directory + path : `${directory}/${path}`;
+}
+
 /** The rules of `<directory>/.gitignore` added to `levels` (when there is one). */
 function withGitignore(levels: IgnoreLevels, absoluteDirectory: string, repoDirectory: string): IgnoreLevels {
   let text: string;
@@ -219,7 +227,7 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
     viaLink: boolean,
     levels: IgnoreLevels,
   ): void => {
-    const absolute = join(directory, entry.name);
+    const absolute = under(directory, entry.name);
     const repoPath = repoDirectory === '' ? entry.name : `${repoDirectory}/${entry.name}`;
     if (entry.isDirectory()) {
       if (!SKIP_DIRS.has(entry.name) && !skipped(levels, repoPath, true))
@@ -379,7 +387,7 @@ export function diskReader(
     read(path, kind) {
       let real: string;
       try {
-        real = plain.has(path) ? join(realRoot, path) : realpathSync.native(join(root, path));
+        real = plain.has(path) ? under(realRoot, path) : realpathSync.native(join(root, path));
       } catch {
         skipped.push({ path, reason: 'cannot be read' });
         return undefined;
@@ -469,7 +477,7 @@ export function readRegularInside(
 ): string | { readonly reason: string } {
   let real: string;
   try {
-    real = plain ? join(realRoot, path) : realpathSync.native(join(root, path));
+    real = plain ? under(realRoot, path) : realpathSync.native(join(root, path));
   } catch (error) {
     return { reason: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : 'cannot be read' };
   }
