@@ -410,24 +410,27 @@ function conditionalFiles(
       if (from.kind === 'dockerfile' && from.contexts[link.include.context]?.mayNotRun) any = true;
     }
   if (!any) return NONE;
-  // Assume every linked file is conditional, and take back each one with a link that surely runs, until none changes.
-  const conditional = new Set(into.keys());
-  for (let changed = true; changed; ) {
-    changed = false;
-    for (const [file, list] of into) {
-      if (!conditional.has(file)) continue;
-      const sure = list.some((link) =>
-        link.from.kind === 'dockerfile'
-          ? !link.from.contexts[link.include.context]?.mayNotRun
-          : !conditional.has(link.from),
-      );
-      if (sure) {
-        conditional.delete(file);
-        changed = true;
-      }
+  // Surely installed: a file a Dockerfile command outside any block installs, or that a file installed on its own (no
+  // link leads to it) includes; then whatever such a file includes, and so on (each file once: a long chain of
+  // includes stays linear). The others are conditional.
+  const sure = new Set<ParsedFile>();
+  const queue: ParsedFile[] = [];
+  for (const [file, list] of into)
+    if (
+      list.some((link) =>
+        link.from.kind === 'dockerfile' ? !link.from.contexts[link.include.context]?.mayNotRun : !into.has(link.from),
+      )
+    ) {
+      sure.add(file);
+      queue.push(file);
     }
-  }
-  return conditional;
+  for (let i = 0; i < queue.length; i++)
+    for (const link of links.get(queue[i]!) ?? [])
+      if (into.has(link.to) && !sure.has(link.to)) {
+        sure.add(link.to);
+        queue.push(link.to);
+      }
+  return new Set([...into.keys()].filter((file) => !sure.has(file)));
 }
 
 function toFinding(

@@ -230,6 +230,22 @@ describe('hostile inputs stay linear and bounded', () => {
       ],
     ],
     [
+      // Which files only a command inside an `if` installs is worked out along the chain once (gate.ts
+      // conditionalFiles): its tail is installed from a branch, its head from outside any block, which makes every
+      // file of it surely installed (the files listed tail first, against the order the answer travels).
+      'a chain of includes installed from an if branch and outside one',
+      (n: number) => [
+        [
+          'Dockerfile',
+          `${image}\nCOPY r/ r/\nRUN if [ -n "$X" ]; then pip install -r r/r${n - 1}.txt; fi\nRUN pip install -r r/r0.txt\n`,
+        ],
+        ...Array.from(
+          { length: n },
+          (_, i) => [`r/r${n - 1 - i}.txt`, `-r r${n - i}.txt\ntorch==2.6.0\n`] as [string, string],
+        ),
+      ],
+    ],
+    [
       'a chain of includes',
       (n: number) => Array.from({ length: n }, (_, i) => [`r/r${i}.txt`, `-r r${i + 1}.txt\ntorch==2.6.0\n`]),
     ],
