@@ -154,6 +154,17 @@ describe('hostile inputs stay linear and bounded', () => {
     ],
     ['conda', 'environment.yml', (n: number) => `dependencies:\n  - pip:\n    - "${'a.whl#'.repeat(n)}\\nx"\n`],
     [
+      // Each manifest an Argo step submits is read where it is written, once (kubernetes/parse.ts readEmbedded).
+      'kubernetes',
+      'workflow.yaml',
+      (n: number) =>
+        `apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nspec:\n  templates:\n${lines(
+          n / 64,
+          (i) =>
+            `  - name: s${i}\n    resource:\n      manifest: |\n        apiVersion: batch/v1\n        kind: Job\n        spec:\n          template:\n            spec:\n              containers:\n              - name: c\n                image: nvcr.io/nvidia/pytorch:25.10-py3\n                resources:\n                  limits:\n                    nvidia.com/gpu: 1\n`,
+        )}`,
+    ],
+    [
       'pyproject',
       'pyproject.toml',
       (n: number) => `[project]\ndependencies = [\n${'  "numpy==1.26.4", # pinned\n'.repeat(n)}]\n`,

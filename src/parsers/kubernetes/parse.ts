@@ -137,10 +137,10 @@ function textsAskingForGpus(node: Node | null | undefined, depth = 0, out: Scala
 
 /**
  * Read the manifests written as literal blocks (`manifest: |`) at their own places: a literal block's lines are the
- * file's lines less one indentation, so the file with everything but the block blanked out (line feeds kept) is that
- * manifest, indented, at the same offsets, and what is read of it points into the file as it is. A block that does
- * not read as YAML on its own, or a folded or quoted string (its text is not the file's), is left to the reason that
- * it is not read.
+ * file's lines less one indentation, so its lines taken from the file as they are (indentation and all) read as that
+ * manifest, indented, and each of its nodes is then moved to the block's offset in the file (each block once: many
+ * blocks in one file stay linear). A block that does not read as YAML on its own, or a folded or quoted string (its
+ * text is not the file's), is left to the reason that it is not read.
  */
 function readEmbedded(
   blocks: readonly Scalar[],
@@ -154,20 +154,29 @@ function readEmbedded(
     const start = text.indexOf('\n', block.range[0]) + 1;
     const end = block.range[1];
     if (start <= 0 || start >= end) continue;
-    const masked = blankOutside(text, start, end);
-    const docs = parseAllDocuments(masked, { uniqueKeys: false, prettyErrors: false, strict: false });
+    const lines = text.slice(start, end);
+    const docs = parseAllDocuments(lines, { uniqueKeys: false, prettyErrors: false, strict: false });
     const list = Array.isArray(docs) ? docs : [docs];
     if (list.some((doc) => doc.errors.length > 0)) continue;
-    const claims = gpuClaims(list, masked);
-    for (const doc of list)
+    const claims = gpuClaims(list, lines);
+    for (const doc of list) {
+      moveBy(doc.contents as Node | null, start);
       new Reader(doc as Document, source, sink, images, claims).document(doc.contents as Node | null);
+    }
   }
 }
 
-/** `text` with every character outside [start, end) but a line feed made a space. */
-function blankOutside(text: string, start: number, end: number): string {
-  const blank = (part: string): string => part.replace(/[^\n]/g, ' ');
-  return blank(text.slice(0, start)) + text.slice(start, end) + blank(text.slice(end));
+/** Move every node below `root` (itself included) `offset` characters on (without recursion: any depth). */
+function moveBy(root: Node | null | undefined, offset: number): void {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (!node || typeof node !== 'object') continue;
+    const range = (node as { range?: number[] | null }).range;
+    if (range) (node as { range: number[] }).range = range.map((at) => at + offset);
+    if (isMap(node)) for (const pair of node.items) stack.push(pair.key, pair.value);
+    else if (isSeq(node)) for (const item of node.items) stack.push(item);
+  }
 }
 
 /** Why a GPU document's image is not in it, as its kind has it (kinds.ts). */
