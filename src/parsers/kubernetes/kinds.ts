@@ -106,4 +106,4 @@ export const WORKLOAD_KINDS: readonly WorkloadKind[] = [
  * `kind`, and somewhere a container list, a single container or image, or a GPU request.
  */
 export const WORKLOAD_SHAPE =
-  /^[ \t-]*(?:containers|container|script|trainer|image|resourceClaims|nvidia\.com\/(?:gpu|mig-[\w.-]+))[ \t]*:/m;
+  /^[ \t-]*(?:containers|container|script|trainer|image|resourceClaims|nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+))[ \t]*:/m;

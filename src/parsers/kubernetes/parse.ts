@@ -225,8 +225,12 @@ const TEMPLATE_BLOCK = /\{\{-?\s*(?:include|template|toYaml|tpl)\b|\|\s*(?:n?ind
 function asksForGpus(body: string): boolean {
   return (
     // A count of zero asks for none (`nvidia.com/gpu: 0`).
-    /^[ \t-]*["']?nvidia\.com\/(?:gpu|mig-[\w.-]+)["']?[ \t]*:(?![ \t]*["']?0+["']?[ \t]*(?:#.*)?$)/m.test(body) ||
-    /^[ \t-]*(?!key[ \t]*:)[\w.-]+[ \t]*:[ \t]*["']?nvidia\.com\/(?:gpu|mig-[\w.-]+)["']?[ \t]*(?:#.*)?$/m.test(body)
+    /^[ \t-]*["']?nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)["']?[ \t]*:(?![ \t]*["']?0+["']?[ \t]*(?:#.*)?$)/m.test(
+      body,
+    ) ||
+    /^[ \t-]*(?!key[ \t]*:)[\w.-]+[ \t]*:[ \t]*["']?nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)["']?[ \t]*(?:#.*)?$/m.test(
+      body,
+    )
   );
 }
 
@@ -478,14 +482,19 @@ class Reader {
     return tag === undefined ? repository : withTag(repository, tag);
   }
 
-  /** `nvidia.com/gpu` or a MIG profile in its requests or limits, or NVIDIA_VISIBLE_DEVICES set to devices. */
+  /**
+   * `nvidia.com/gpu` or a MIG profile in its requests or limits (or their `.shared` names, which the device plugin
+   * advertises for time-sliced or MPS-shared GPUs with `renameByDefault: true`: docs.nvidia.com/datacenter/
+   * cloud-native/gpu-operator/latest/gpu-sharing.html), or NVIDIA_VISIBLE_DEVICES set to devices.
+   */
   private requestsGpu(container: YAMLMap, field = 'resources'): boolean {
     const resources = this.map(container, field);
     for (const field of ['limits', 'requests']) {
       const map = resources ? this.map(resources, field) : undefined;
       for (const pair of map?.items ?? []) {
         const key = isScalar(pair.key) ? String(pair.key.value) : '';
-        if (/^nvidia\.com\/(?:gpu|mig-[\w.-]+)$/.test(key) && this.text(pair.value as Node) !== '0') return true;
+        if (/^nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)$/.test(key) && this.text(pair.value as Node) !== '0')
+          return true;
       }
     }
     const env = this.resolve(container.get('env', true) as Node | undefined);
