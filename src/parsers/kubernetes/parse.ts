@@ -277,8 +277,18 @@ function notChecked(
   });
 }
 
+/**
+ * The pod annotations NVIDIA's Run:ai and KAI schedulers read a share of one GPU from, with no `nvidia.com/gpu`
+ * resource (run-ai-docs.nvidia.com, "GPU fractions"; github.com/kai-scheduler/KAI-Scheduler, docs/gpu-sharing):
+ * `gpu-fraction: "0.5"`, or `gpu-memory` under those schedulers; the share goes to the first container, or to the one
+ * `gpu-fraction-container-name` names.
+ */
+const FRACTION_SCHEDULERS = new Set(['runai-scheduler', 'kai-scheduler']);
+
 class Reader {
   private aliases = 0;
+  /** Pod specs whose pod asks for a share of a GPU by annotation → the container that gets it (undefined: the first). */
+  private readonly fractions = new Map<YAMLMap, string | undefined>();
   constructor(
     private readonly doc: Document,
     private readonly source: SourceText,
@@ -300,6 +310,8 @@ class Reader {
     const metadata = this.map(root, 'metadata');
     const name = metadata ? this.text(metadata.get('name', true) as Node | undefined) : undefined;
     const workload = `${kind}/${name ?? '(unnamed)'}`;
+    // A bare Pod's own annotations (a template's are read where the template is).
+    this.noteFraction(metadata, this.map(root, 'spec'));
     this.search(root, workload, '', this.annotation(metadata), 0);
   }
 
@@ -341,6 +353,8 @@ class Reader {
         key === 'template' && value && isMap(value)
           ? (this.annotation(this.map(value, 'metadata')) ?? dockerfile)
           : dockerfile;
+      if (key === 'template' && value && isMap(value))
+        this.noteFraction(this.map(value, 'metadata'), this.map(value, 'spec'));
       if (value && isMap(value) && /ReplicaSpecs$/.test(key)) {
         // PyTorchJob's pytorchReplicaSpecs, TFJob's tfReplicaSpecs: a map from replica type to its template.
         for (const inner of value.items) {
@@ -373,14 +387,36 @@ class Reader {
   }
 
   private podSpec(spec: YAMLMap, workload: string, annotated: Annotated | undefined): void {
+    const fraction = this.fractions.has(spec);
+    const named = this.fractions.get(spec);
     for (const list of ['initContainers', 'containers']) {
       const containers = this.resolve(spec.get(list, true) as Node | undefined);
       if (!containers || !isSeq(containers)) continue;
-      for (const item of containers.items) {
+      containers.items.forEach((item, index) => {
         const container = this.resolve(item as Node);
-        if (container && isMap(container)) this.containerOf(container, spec, workload, annotated);
-      }
+        if (!container || !isMap(container)) return;
+        const share =
+          fraction &&
+          list === 'containers' &&
+          (named === undefined ? index === 0 : this.text(container.get('name', true) as Node | undefined) === named);
+        this.containerOf(container, spec, workload, annotated, undefined, share);
+      });
     }
+  }
+
+  /** Where a pod's annotations ask its scheduler for a share of a GPU (FRACTION_SCHEDULERS), note its spec. */
+  private noteFraction(metadata: YAMLMap | undefined, spec: YAMLMap | undefined): void {
+    const annotations = metadata ? this.map(metadata, 'annotations') : undefined;
+    if (!annotations || !spec) return;
+    const value = (key: string): string | undefined =>
+      this.text(annotations.get(key, true) as Node | undefined)?.trim();
+    const fraction = Number(value('gpu-fraction'));
+    const memory = value('gpu-memory');
+    const scheduler = this.text(spec.get('schedulerName', true) as Node | undefined) ?? '';
+    const asks =
+      (Number.isFinite(fraction) && fraction > 0) ||
+      (memory !== undefined && !/^0*$/.test(memory) && FRACTION_SCHEDULERS.has(scheduler));
+    if (asks) this.fractions.set(spec, value('gpu-fraction-container-name') || undefined);
   }
 
   /**
@@ -394,6 +430,8 @@ class Reader {
     workload: string,
     annotated: Annotated | undefined,
     shape?: 'container' | 'script' | 'trainer' | 'image',
+    /** Whether its pod's annotations give it a share of a GPU (noteFraction). */
+    share = false,
   ): void {
     const image = this.imageText(container, shape);
     if (!image) return;
@@ -436,6 +474,7 @@ class Reader {
       },
       gpu:
         runtimeGpu ||
+        share ||
         this.requestsGpu(container, shape === 'trainer' ? 'resourcesPerNode' : 'resources') ||
         this.claimsGpu(container, spec),
       placement,
