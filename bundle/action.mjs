@@ -44870,18 +44870,27 @@ function readEmbedded(blocks, text2, source, sink, images) {
     const start = text2.indexOf("\n", block.range[0]) + 1;
     const end = block.range[1];
     if (start <= 0 || start >= end) continue;
-    const masked = blankOutside(text2, start, end);
-    const docs = (0, import_yaml5.parseAllDocuments)(masked, { uniqueKeys: false, prettyErrors: false, strict: false });
+    const lines = text2.slice(start, end);
+    const docs = (0, import_yaml5.parseAllDocuments)(lines, { uniqueKeys: false, prettyErrors: false, strict: false });
     const list = Array.isArray(docs) ? docs : [docs];
     if (list.some((doc) => doc.errors.length > 0)) continue;
-    const claims = gpuClaims(list, masked);
-    for (const doc of list)
+    const claims = gpuClaims(list, lines);
+    for (const doc of list) {
+      moveBy(doc.contents, start);
       new Reader(doc, source, sink, images, claims).document(doc.contents);
+    }
   }
 }
-function blankOutside(text2, start, end) {
-  const blank = (part) => part.replace(/[^\n]/g, " ");
-  return blank(text2.slice(0, start)) + text2.slice(start, end) + blank(text2.slice(end));
+function moveBy(root, offset) {
+  const stack = [root];
+  while (stack.length > 0) {
+    const node2 = stack.pop();
+    if (!node2 || typeof node2 !== "object") continue;
+    const range = node2.range;
+    if (range) node2.range = range.map((at) => at + offset);
+    if ((0, import_yaml5.isMap)(node2)) for (const pair of node2.items) stack.push(pair.key, pair.value);
+    else if ((0, import_yaml5.isSeq)(node2)) for (const item of node2.items) stack.push(item);
+  }
 }
 function whereTheImageIs(body) {
   const kind = /^kind:[ \t]*["']?(\w+)/m.exec(body)?.[1];
@@ -44912,7 +44921,11 @@ var TEMPLATE_BLOCK = /\{\{-?\s*(?:include|template|toYaml|tpl)\b|\|\s*(?:n?inden
 function asksForGpus(body) {
   return (
     // A count of zero asks for none (`nvidia.com/gpu: 0`).
-    /^[ \t-]*["']?nvidia\.com\/(?:gpu|mig-[\w.-]+)["']?[ \t]*:(?![ \t]*["']?0+["']?[ \t]*(?:#.*)?$)/m.test(body) || /^[ \t-]*(?!key[ \t]*:)[\w.-]+[ \t]*:[ \t]*["']?nvidia\.com\/(?:gpu|mig-[\w.-]+)["']?[ \t]*(?:#.*)?$/m.test(body)
+    /^[ \t-]*["']?nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)["']?[ \t]*:(?![ \t]*["']?0+["']?[ \t]*(?:#.*)?$)/m.test(
+      body
+    ) || /^[ \t-]*(?!key[ \t]*:)[\w.-]+[ \t]*:[ \t]*["']?nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)["']?[ \t]*(?:#.*)?$/m.test(
+      body
+    )
   );
 }
 function gpuClaims(docs, text2) {
@@ -44940,6 +44953,7 @@ function notChecked(sink, body, start, why, text2, gpu, unknownGpus = false) {
     ...gpu ? { fails: true } : {}
   });
 }
+var FRACTION_SCHEDULERS = /* @__PURE__ */ new Set(["runai-scheduler", "kai-scheduler"]);
 var Reader = class {
   constructor(doc, source, sink, images, claims = /* @__PURE__ */ new Set()) {
     this.doc = doc;
@@ -44954,6 +44968,8 @@ var Reader = class {
   images;
   claims;
   aliases = 0;
+  /** Pod specs whose pod asks for a share of a GPU by annotation → the container that gets it (undefined: the first). */
+  fractions = /* @__PURE__ */ new Map();
   document(node2) {
     const root = this.resolve(node2);
     if (!root || !(0, import_yaml5.isMap)(root)) return;
@@ -44967,6 +44983,7 @@ var Reader = class {
     const metadata = this.map(root, "metadata");
     const name = metadata ? this.text(metadata.get("name", true)) : void 0;
     const workload = `${kind}/${name ?? "(unnamed)"}`;
+    this.noteFraction(metadata, this.map(root, "spec"));
     this.search(root, workload, "", this.annotation(metadata), 0);
   }
   /** Find pod specs below `node`; `replica` names an operator's replica template (PyTorchJob's `Worker`). */
@@ -44995,6 +45012,8 @@ var Reader = class {
       if (key === void 0 || key === "metadata" || key === "status") continue;
       const value = this.resolve(pair.value);
       const own2 = key === "template" && value && (0, import_yaml5.isMap)(value) ? this.annotation(this.map(value, "metadata")) ?? dockerfile2 : dockerfile2;
+      if (key === "template" && value && (0, import_yaml5.isMap)(value))
+        this.noteFraction(this.map(value, "metadata"), this.map(value, "spec"));
       if (value && (0, import_yaml5.isMap)(value) && /ReplicaSpecs$/.test(key)) {
         for (const inner of value.items) {
           const template = this.resolve(inner.value);
@@ -45016,21 +45035,36 @@ var Reader = class {
     }
   }
   podSpec(spec2, workload, annotated) {
+    const fraction = this.fractions.has(spec2);
+    const named = this.fractions.get(spec2);
     for (const list of ["initContainers", "containers"]) {
       const containers = this.resolve(spec2.get(list, true));
       if (!containers || !(0, import_yaml5.isSeq)(containers)) continue;
-      for (const item of containers.items) {
+      containers.items.forEach((item, index) => {
         const container = this.resolve(item);
-        if (container && (0, import_yaml5.isMap)(container)) this.containerOf(container, spec2, workload, annotated);
-      }
+        if (!container || !(0, import_yaml5.isMap)(container)) return;
+        const share = fraction && list === "containers" && (named === void 0 ? index === 0 : this.text(container.get("name", true)) === named);
+        this.containerOf(container, spec2, workload, annotated, void 0, share);
+      });
     }
+  }
+  /** Where a pod's annotations ask its scheduler for a share of a GPU (FRACTION_SCHEDULERS), note its spec. */
+  noteFraction(metadata, spec2) {
+    const annotations = metadata ? this.map(metadata, "annotations") : void 0;
+    if (!annotations || !spec2) return;
+    const value = (key) => this.text(annotations.get(key, true))?.trim();
+    const fraction = Number(value("gpu-fraction"));
+    const memory = value("gpu-memory");
+    const scheduler = this.text(spec2.get("schedulerName", true)) ?? "";
+    const asks = Number.isFinite(fraction) && fraction > 0 || memory !== void 0 && !/^0*$/.test(memory) && FRACTION_SCHEDULERS.has(scheduler);
+    if (asks) this.fractions.set(spec2, value("gpu-fraction-container-name") || void 0);
   }
   /**
    * One container: its image (a reference; NIMService's `image: {repository, tag}`), whether it gets NVIDIA GPUs,
    * where its pod may run (`spec`: the pod spec, or the mapping that holds a single container), the Dockerfile named
    * for it. `shape` says where a kind keeps a single container (`trainer`: TrainJob's `resourcesPerNode`).
    */
-  containerOf(container, spec2, workload, annotated, shape) {
+  containerOf(container, spec2, workload, annotated, shape, share = false) {
     const image = this.imageText(container, shape);
     if (!image) return;
     const placement = this.placement(spec2);
@@ -45069,7 +45103,7 @@ var Reader = class {
         ...templated ? { unresolved: "the image is a template or a variable, not a reference" } : {},
         ...invalid ? { unresolved: `"${reference}" is a placeholder, not an image reference` } : {}
       },
-      gpu: runtimeGpu || this.requestsGpu(container, shape === "trainer" ? "resourcesPerNode" : "resources") || this.claimsGpu(container, spec2),
+      gpu: runtimeGpu || share || this.requestsGpu(container, shape === "trainer" ? "resourcesPerNode" : "resources") || this.claimsGpu(container, spec2),
       placement,
       ...dockerfile2 ? { dockerfile: dockerfile2 } : {}
     });
@@ -45104,14 +45138,19 @@ var Reader = class {
     if (!repository) return void 0;
     return tag === void 0 ? repository : withTag(repository, tag);
   }
-  /** `nvidia.com/gpu` or a MIG profile in its requests or limits, or NVIDIA_VISIBLE_DEVICES set to devices. */
+  /**
+   * `nvidia.com/gpu` or a MIG profile in its requests or limits (or their `.shared` names, which the device plugin
+   * advertises for time-sliced or MPS-shared GPUs with `renameByDefault: true`: docs.nvidia.com/datacenter/
+   * cloud-native/gpu-operator/latest/gpu-sharing.html), or NVIDIA_VISIBLE_DEVICES set to devices.
+   */
   requestsGpu(container, field = "resources") {
     const resources = this.map(container, field);
     for (const field2 of ["limits", "requests"]) {
       const map2 = resources ? this.map(resources, field2) : void 0;
       for (const pair of map2?.items ?? []) {
         const key = (0, import_yaml5.isScalar)(pair.key) ? String(pair.key.value) : "";
-        if (/^nvidia\.com\/(?:gpu|mig-[\w.-]+)$/.test(key) && this.text(pair.value) !== "0") return true;
+        if (/^nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)$/.test(key) && this.text(pair.value) !== "0")
+          return true;
       }
     }
     const env = this.resolve(container.get("env", true));
@@ -52724,7 +52763,7 @@ var WORKLOAD_KINDS = [
     source: "https://docs.nvidia.com/nim-operator/latest/service.html"
   }
 ];
-var WORKLOAD_SHAPE = /^[ \t-]*(?:containers|container|script|trainer|image|resourceClaims|nvidia\.com\/(?:gpu|mig-[\w.-]+))[ \t]*:/m;
+var WORKLOAD_SHAPE = /^[ \t-]*(?:containers|container|script|trainer|image|resourceClaims|nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+))[ \t]*:/m;
 
 // src/parsers/index.ts
 function classifyPath(path) {
@@ -55695,21 +55734,22 @@ function conditionalFiles(group, links) {
       if (from.kind === "dockerfile" && from.contexts[link.include.context]?.mayNotRun) any2 = true;
     }
   if (!any2) return NONE4;
-  const conditional = new Set(into.keys());
-  for (let changed = true; changed; ) {
-    changed = false;
-    for (const [file2, list] of into) {
-      if (!conditional.has(file2)) continue;
-      const sure = list.some(
-        (link) => link.from.kind === "dockerfile" ? !link.from.contexts[link.include.context]?.mayNotRun : !conditional.has(link.from)
-      );
-      if (sure) {
-        conditional.delete(file2);
-        changed = true;
-      }
+  const sure = /* @__PURE__ */ new Set();
+  const queue = [];
+  for (const [file2, list] of into)
+    if (list.some(
+      (link) => link.from.kind === "dockerfile" ? !link.from.contexts[link.include.context]?.mayNotRun : !into.has(link.from)
+    )) {
+      sure.add(file2);
+      queue.push(file2);
     }
-  }
-  return conditional;
+  for (let i = 0; i < queue.length; i++)
+    for (const link of links.get(queue[i]) ?? [])
+      if (into.has(link.to) && !sure.has(link.to)) {
+        sure.add(link.to);
+        queue.push(link.to);
+      }
+  return new Set([...into.keys()].filter((file2) => !sure.has(file2)));
 }
 function toFinding(rule, draft, ceiling, url2, share, conditional) {
   let severity = draft.severity && severityRank[draft.severity] < severityRank[ceiling] ? draft.severity : ceiling;
