@@ -46602,6 +46602,28 @@ function selectedContexts(member, via) {
     return selects.has("*") || selects.has(variant) || variant.startsWith("environment ") && on > 0 && selects.has(variant.slice(0, on)) || selects.has("*extras") && variant.startsWith("extra ") || selects.has("*environments") && variant.startsWith("environment ");
   });
 }
+var CARRIES_TORCH_CUDA = /* @__PURE__ */ new Set(["vllm", "xformers"]);
+function builtWithTorch(file2, pkg, invocation, hidden, kb) {
+  if (pkg.ecosystem !== "pip" || !pkg.exact || pkg.localLabel || pkg.url || !CARRIES_TORCH_CUDA.has(pkg.name))
+    return void 0;
+  if (hidden || invocation?.indexes.some((index) => !isPypiIndex(index.url))) return void 0;
+  const version2 = publicVersion(pkg.exact);
+  const pin = kb.companionPins(pkg.name).find((candidate) => candidate.version === version2);
+  const tag = pin ? kb.torchRelease(pin.torch)?.pypiDefault : void 0;
+  const cuda = tag ? cudaFromTag(tag) : void 0;
+  if (!pin || !cuda) return void 0;
+  return cudaClaim({
+    kind: "library",
+    file: file2,
+    context: pkg.context,
+    cuda: cuda.split(".")[0],
+    precision: "major",
+    span: pkg.span,
+    subject: withAlternative(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
+    package: pkg,
+    record: pin
+  });
+}
 function makeInvocation(members2) {
   const indexes = members2.flatMap((member) => member.context.indexes.filter((index) => !index.ignoredReason));
   return { members: members2, indexes };
@@ -46656,6 +46678,8 @@ function finishUnit(parts, kb) {
         kb
       ) : void 0) ?? (pkg.ecosystem === "apt" ? newestToolkitClaim(file2, pkg, surroundings(), kb) : void 0);
       if (unpinned) implied.push(unpinned);
+      const carried = !build ? builtWithTorch(file2, pkg, invocation, hidden, kb) : void 0;
+      if (carried) implied.push(carried);
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
         implied.push(
           cudaClaim({
@@ -49691,14 +49715,13 @@ function checkStage(unit, kb, report, once) {
     return;
   }
   if (imageWithoutCuda(base, kb)) return;
-  const built = pinned.length > 0 ? [] : unit.packages.filter(({ pkg }) => builtForCuda(pkg));
+  const claimed = new Set(pinned.map((claim2) => claim2.package));
+  const built = unit.packages.filter(({ pkg }) => builtForCuda(pkg) && !claimed.has(pkg));
   if (pinned.length === 0 && built.length === 0) return;
   if (kb.imageLookup(base)?.state === "missing" || !once(unit.root, base)) return;
   const why = whyUnknown(base, kb);
   const subjects = [
-    ...new Set(
-      pinned.length > 0 ? pinned.map((claim2) => claim2.subject) : built.map(({ pkg }) => `${pkg.rawName}${pkg.specifier}`)
-    )
+    .../* @__PURE__ */ new Set([...pinned.map((claim2) => claim2.subject), ...built.map(({ pkg }) => `${pkg.rawName}${pkg.specifier}`)])
   ];
   report({
     messageId: "stage",

@@ -144,17 +144,14 @@ function checkStage(
   }
   // A base without CUDA of its own (python, pixi, a config without CUDA_VERSION, ROCm): the builds bring theirs.
   if (imageWithoutCuda(base, kb)) return;
-  // Packages built for a CUDA whose release nothing here names (vllm, xformers, flash-attn): said all the same.
-  const built = pinned.length > 0 ? [] : unit.packages.filter(({ pkg }) => builtForCuda(pkg));
+  // Packages built for a CUDA whose release nothing here names (flash-attn, sglang): said all the same.
+  const claimed = new Set(pinned.map((claim) => claim.package));
+  const built = unit.packages.filter(({ pkg }) => builtForCuda(pkg) && !claimed.has(pkg));
   if (pinned.length === 0 && built.length === 0) return;
   if (kb.imageLookup(base)?.state === 'missing' || !once(unit.root, base)) return;
   const why = whyUnknown(base, kb);
   const subjects = [
-    ...new Set(
-      pinned.length > 0
-        ? pinned.map((claim) => claim.subject)
-        : built.map(({ pkg }) => `${pkg.rawName}${pkg.specifier}`),
-    ),
+    ...new Set([...pinned.map((claim) => claim.subject), ...built.map(({ pkg }) => `${pkg.rawName}${pkg.specifier}`)]),
   ];
   report({
     messageId: 'stage',

@@ -2,7 +2,7 @@ import { satisfies } from '@renovatebot/pep440';
 import { formatOf, hasSelections } from '../parsers/formats.js';
 import type { ContainerFact, IndexFact, InstallContext, PackageFact, ParsedFile } from '../parsers/facts.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
-import { cudaMajor, cudaMajorMinor } from '../knowledge/versions.js';
+import { cudaFromTag, cudaMajor, cudaMajorMinor, publicVersion } from '../knowledge/versions.js';
 import {
   CLAIM_PRECEDENCE,
   containerImageClaim,
@@ -16,7 +16,7 @@ import type { Link } from './links.js';
 import { StageTree } from './stages.js';
 import { DockerfileIndex } from './dockerfile-index.js';
 import { groupBy } from '../util/collections.js';
-import { isPytorchIndex } from './cuda-labels.js';
+import { isPypiIndex, isPytorchIndex } from './cuda-labels.js';
 import { resolveTorchBuild, type TorchBuild } from './torch-build.js';
 import { newestToolkitClaim, newestTorchClaim, surroundingsOf, unitPythons, type Surroundings } from './unpinned.js';
 import { evaluateMarker } from '../parsers/markers.js';
@@ -451,6 +451,43 @@ export function selectedContexts(member: ParsedFile, via: readonly Link[]): read
   });
 }
 
+/**
+ * vllm and xformers on PyPI: each release's wheel pins one torch release exactly (its Requires-Dist, the companion
+ * pins of the knowledge) and carries CUDA kernels compiled with that torch, so it is a build of the CUDA major of that
+ * torch's PyPI wheel ("vLLM ... contains pre-compiled C++ and CUDA (12.1) binaries", docs.vllm.ai; xformers' wheels
+ * are built per torch release). Only from PyPI: the PyTorch index serves xformers for each CUDA, vLLM publishes +cu118
+ * wheels of its own, and a pip configuration the gate cannot read may name any index.
+ */
+const CARRIES_TORCH_CUDA: ReadonlySet<string> = new Set(['vllm', 'xformers']);
+
+function builtWithTorch(
+  file: ParsedFile,
+  pkg: PackageFact,
+  invocation: Invocation | undefined,
+  hidden: boolean,
+  kb: KnowledgeBase,
+): CudaClaim | undefined {
+  if (pkg.ecosystem !== 'pip' || !pkg.exact || pkg.localLabel || pkg.url || !CARRIES_TORCH_CUDA.has(pkg.name))
+    return undefined;
+  if (hidden || invocation?.indexes.some((index) => !isPypiIndex(index.url))) return undefined;
+  const version = publicVersion(pkg.exact);
+  const pin = kb.companionPins(pkg.name).find((candidate) => candidate.version === version);
+  const tag = pin ? kb.torchRelease(pin.torch)?.pypiDefault : undefined;
+  const cuda = tag ? cudaFromTag(tag) : undefined;
+  if (!pin || !cuda) return undefined;
+  return cudaClaim({
+    kind: 'library',
+    file,
+    context: pkg.context,
+    cuda: cuda.split('.')[0]!,
+    precision: 'major',
+    span: pkg.span,
+    subject: withAlternative(file, pkg.context, `${pkg.rawName}${pkg.specifier}`),
+    package: pkg,
+    record: pin,
+  });
+}
+
 function makeInvocation(members: { file: ParsedFile; context: InstallContext }[]): Invocation {
   const indexes = members.flatMap((member) => member.context.indexes.filter((index) => !index.ignoredReason));
   return { members, indexes };
@@ -551,6 +588,8 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
               : undefined) ??
             (pkg.ecosystem === 'apt' ? newestToolkitClaim(file, pkg, surroundings(), kb) : undefined));
       if (unpinned) implied.push(unpinned);
+      const carried = !build ? builtWithTorch(file, pkg, invocation, hidden, kb) : undefined;
+      if (carried) implied.push(carried);
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
         implied.push(
           cudaClaim({
