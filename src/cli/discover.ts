@@ -16,14 +16,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { dirname } from '../analysis/paths.js';
 import type { FileKind, ParsedFile } from '../parsers/facts.js';
 import { classifyPath, kindByContent, yamlByContent, type ParseOptions } from '../parsers/index.js';
-import {
-  listed,
-  maxBytes,
-  MAX_MANIFEST_BYTES,
-  readRepository,
-  sourceOf,
-  type RepositoryReader,
-} from '../reader.js';
+import { listed, maxBytes, MAX_MANIFEST_BYTES, readRepository, sourceOf, type RepositoryReader } from '../reader.js';
 
 const SKIP_DIRS = new Set([
   '.git',
