@@ -287,7 +287,7 @@ const FRACTION_SCHEDULERS = new Set(['runai-scheduler', 'kai-scheduler']);
 
 class Reader {
   private aliases = 0;
-  /** Pod specs whose pod asks for a share of a GPU by annotation → the container that gets it (undefined: the first). */
+  /** Pod specs whose pod asks for a share of a GPU by annotation → the container given it (undefined: the first). */
   private readonly fractions = new Map<YAMLMap, string | undefined>();
   constructor(
     private readonly doc: Document,
