@@ -524,7 +524,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       files.flatMap((file) => unitPackages(file)),
     ));
   const kept = stage !== undefined ? keptTorch(root, stage, files, unitPackages, invocationOf) : undefined;
-  const pinned = exactPins(files, unitPackages);
+  const pinned = exactPins(files, unitPackages, kb);
   let pythons: readonly string[] | undefined;
   let notInstalled: Set<PackageFact> | undefined;
   // What each invocation's commands say, once per invocation (a chain of includes has a member per file, and a
@@ -689,14 +689,24 @@ const INDEPENDENT: ReadonlySet<string> = new Set(['local-label', 'url', 'index-u
 function exactPins(
   files: readonly ParsedFile[],
   packagesOf: (file: ParsedFile) => readonly PackageFact[],
+  kb: KnowledgeBase,
 ): ReadonlyMap<string, readonly string[]> {
   const pins = new Map<string, string[]>();
+  const add = (name: string, version: string): void => {
+    const versions = pins.get(name);
+    if (!versions) pins.set(name, [version]);
+    else if (versions.length <= MAX_PINS && !versions.includes(version)) versions.push(version);
+  };
   for (const file of files)
     for (const pkg of packagesOf(file)) {
       if (pkg.ecosystem !== 'pip' || !pkg.exact || pkg.url) continue;
-      const versions = pins.get(pkg.name);
-      if (!versions) pins.set(pkg.name, [pkg.exact]);
-      else if (versions.length <= MAX_PINS && !versions.includes(pkg.exact)) versions.push(pkg.exact);
+      add(pkg.name, pkg.exact);
+      // vllm==0.10.2 requires torch==2.8.0 (its wheel's Requires-Dist): pip resolves a torch range beside it to that.
+      if (CARRIES_TORCH_CUDA.has(pkg.name)) {
+        const version = publicVersion(pkg.exact);
+        const pin = kb.companionPins(pkg.name).find((candidate) => candidate.version === version);
+        if (pin) add('torch', pin.torch);
+      }
     }
   return pins;
 }

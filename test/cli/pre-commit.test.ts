@@ -42,6 +42,7 @@ function paths(): string[] {
     'Dockerfile.txt',
     'Dockerfile.j2',
     'Dockerfile.cuda.yaml',
+    'Dockerfile.python.dockerignore',
     'cuda.Dockerfile',
     'docker/InternVL_Dockerfile',
     'Qwen2VL-Dockerfile',

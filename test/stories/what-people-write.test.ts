@@ -58,6 +58,8 @@ describe('file names, as Renovate and hadolint match them', () => {
     ['gpu.Containerfile', 'dockerfile'],
     ['Dockerfile.md', undefined],
     ['Dockerfile.j2', undefined],
+    // A Dockerfile's own ignore file (vllm-project/aibrix build/container/Dockerfile.python.dockerignore).
+    ['build/container/Dockerfile.python.dockerignore', undefined],
     ['requirements_lnx_cu13.txt', 'requirements'],
     ['dev-requirements.txt', 'requirements'],
     ['requirement.txt', 'requirements'],

@@ -1,9 +1,13 @@
 import type { FileFormat } from '../format.js';
 import { parseDockerfile } from './parse.js';
 
-/** Extensions that make a `Dockerfile…` name something else: documentation, scripts, data, templates. */
+/**
+ * Extensions that make a `Dockerfile…` name something else: documentation, scripts, data, templates, and a
+ * Dockerfile's own ignore file (`Dockerfile.python.dockerignore`: docs.docker.com/build/concepts/context/, "Filename
+ * and location").
+ */
 export const NOT_A_DOCKERFILE =
-  /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|lock|j2|jinja2?|tmpl|tpl|template|erb|mustache|hbs|bak|orig|swp|patch|diff)$/;
+  /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|lock|j2|jinja2?|tmpl|tpl|template|erb|mustache|hbs|bak|orig|swp|patch|diff|dockerignore)$/;
 
 /**
  * Dockerfiles, as Renovate and hadolint match them: `Dockerfile`, `Dockerfile.gpu`, `Dockerfile-cuda`,
