@@ -322,6 +322,35 @@ spec:
     ]);
     expect(included.unresolved[0]!.reason).toMatch(/only known once rendered: check the output of `helm template`$/);
     expect(included.unresolved[1]!.reason).toMatch(/\(it asks for no NVIDIA GPU\)$/);
+    // vllm-project/aibrix's regression charts: a `{{- if }}` first line ends YAML's document there, but the template
+    // runs on to the next one, GPU request and all; a CRD's template holds no pod, whatever blocks the chart writes.
+    const wrapped = manifest(codeBlock`
+      {{- if .Values.enabled }}
+      apiVersion: apps/v1
+      kind: Deployment
+      spec:
+        template:
+          spec:
+            containers:
+              - name: engine
+                image: "{{ .Values.image }}"
+                resources:
+                  limits:
+                    nvidia.com/gpu: {{ .Values.gpus }}
+      {{- end }}
+      ---
+      {{- if .Values.crds }}
+      apiVersion: apiextensions.k8s.io/v1
+      kind: CustomResourceDefinition
+      spec:
+        versions:
+          {{- toYaml .Values.versions | nindent 4 }}
+      {{- end }}
+    `);
+    expect(wrapped.unresolved.map((fact) => [fact.text, fact.reason, fact.fails ?? false])).toEqual([
+      ['kind: Deployment', 'a template (Helm or Go placeholders)', true],
+      ['kind: CustomResourceDefinition', 'a template (Helm or Go placeholders) (it asks for no NVIDIA GPU)', false],
+    ]);
   });
 
   it('zero GPUs ask for none; a GPU request in a manifest written as text, or with no image, is said as such', () => {

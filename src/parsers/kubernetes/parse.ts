@@ -65,14 +65,16 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
   const docs = parseAllDocuments(text, { uniqueKeys: false, prettyErrors: false, strict: false });
   const list = Array.isArray(docs) ? docs : [docs];
   const claims = gpuClaims(list, text);
-  for (const doc of list) {
+  for (const [i, doc] of list.entries()) {
     const [start, , end] = doc.range ?? [0, 0, text.length];
     const body = text.slice(start, end);
     if (doc.errors.length > 0) {
       // A template's document (Helm, Go) is not YAML until rendered: said not checked at its line, failing closed
       // where it asks for GPUs. Any other document YAML cannot read is a positioned problem (parse-error); none of
-      // its containers is guessed at.
-      if (body.includes('{{')) templateNotChecked(sink, body, start, text);
+      // its containers is guessed at. What a failed document covers runs to the next one: its range may stop where
+      // YAML gave up (a chart's `{{- if .Values.enabled }}` first line ends it there).
+      const through = list[i + 1]?.range?.[0] ?? text.length;
+      if (body.includes('{{')) templateNotChecked(sink, text.slice(start, Math.max(end, through)), start, text);
       else for (const error of doc.errors) sink.problems.push(yamlProblem(error, text));
       continue;
     }
@@ -200,7 +202,12 @@ function whereTheImageIs(body: string): string {
  */
 function templateNotChecked(sink: FactSink, body: string, start: number, text: string): void {
   const gpu = asksForGpus(body);
-  const blocks = !gpu && TEMPLATE_BLOCK.test(body) && /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
+  const kind = /^kind:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+  const blocks =
+    !gpu &&
+    !(kind && NO_PODS.has(kind)) &&
+    TEMPLATE_BLOCK.test(body) &&
+    /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
   notChecked(
     sink,
     body,
@@ -213,6 +220,39 @@ function templateNotChecked(sink: FactSink, body: string, start: number, text: s
     blocks,
   );
 }
+
+/**
+ * Kubernetes kinds that never hold a pod (kubernetes.io/docs/reference/kubernetes-api/): whatever blocks a chart
+ * writes into one, it asks for no GPU.
+ */
+const NO_PODS: ReadonlySet<string> = new Set([
+  'CustomResourceDefinition',
+  'ConfigMap',
+  'Secret',
+  'Service',
+  'ServiceAccount',
+  'Role',
+  'RoleBinding',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Ingress',
+  'IngressClass',
+  'NetworkPolicy',
+  'PersistentVolume',
+  'PersistentVolumeClaim',
+  'StorageClass',
+  'PodDisruptionBudget',
+  'HorizontalPodAutoscaler',
+  'Namespace',
+  'ResourceQuota',
+  'LimitRange',
+  'PriorityClass',
+  'ValidatingWebhookConfiguration',
+  'MutatingWebhookConfiguration',
+  'APIService',
+  'Endpoints',
+  'EndpointSlice',
+]);
 
 /** Template actions that write YAML blocks (keys, not only scalar values): include, template, toYaml, tpl, indent. */
 const TEMPLATE_BLOCK = /\{\{-?\s*(?:include|template|toYaml|tpl)\b|\|\s*(?:n?indent|toYaml)\b|^[ \t]*\{\{/m;
