@@ -699,6 +699,9 @@ function exactPins(
   };
   for (const file of files)
     for (const pkg of packagesOf(file)) {
+      // conda's pytorch is pip's torch in the same environment (a conda image's pip sees it): pip keeps one that
+      // meets a range (OLMo's Dockerfile.gantry: `conda install pytorch==2.2.2`, then a project's `torch>=2.1`).
+      if (pkg.ecosystem === 'conda' && pkg.exact && pkg.name === 'pytorch') add('torch', pkg.exact);
       if (pkg.ecosystem !== 'pip' || !pkg.exact || pkg.url) continue;
       add(pkg.name, pkg.exact);
       // vllm==0.10.2 requires torch==2.8.0 (its wheel's Requires-Dist): pip resolves a torch range beside it to that.

@@ -418,6 +418,15 @@ function recordPipRequirement(sink: FactSink, word: Word, context: ContextDraft)
   if (word.text === '') return;
   const result = parsePythonRequirement(word.mapped);
   if (result.ok) sink.packages.push(inContext(result.fact, context.id));
+  else if (word.span.end - word.span.start > word.text.length + 2)
+    // Written longer than it reads, past its quotes: a variable made it (`vllm-omni==${VERSION}` with `ARG
+    // VERSION=""`, installed under `if [ -n "$VERSION" ]`). Not a requirement as the file's defaults give it, and not
+    // one the file wrote wrong: its value is only known at build time.
+    sink.unresolved.push({
+      span: word.span,
+      text: word.text,
+      reason: `a variable makes it "${word.text}" with the file's defaults, which is no requirement (${result.message}): what it installs is only known at build time`,
+    });
   else sink.problems.push({ span: result.span, message: result.message });
 }
 
