@@ -42832,6 +42832,12 @@ function recordPipRequirement(sink, word, context) {
   if (word.text === "") return;
   const result2 = parsePythonRequirement(word.mapped);
   if (result2.ok) sink.packages.push(inContext(result2.fact, context.id));
+  else if (word.span.end - word.span.start > word.text.length + 2)
+    sink.unresolved.push({
+      span: word.span,
+      text: word.text,
+      reason: `a variable makes it "${word.text}" with the file's defaults, which is no requirement (${result2.message}): what it installs is only known at build time`
+    });
   else sink.problems.push({ span: result2.span, message: result2.message });
 }
 var CONDA_VALUE_OPTIONS = /* @__PURE__ */ new Set([
@@ -44782,7 +44788,7 @@ function trailingEscape(content, escape) {
 }
 
 // src/parsers/dockerfile/index.ts
-var NOT_A_DOCKERFILE = /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|lock|j2|jinja2?|tmpl|tpl|template|erb|mustache|hbs|bak|orig|swp|patch|diff)$/;
+var NOT_A_DOCKERFILE = /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|lock|j2|jinja2?|tmpl|tpl|template|erb|mustache|hbs|bak|orig|swp|patch|diff|dockerignore)$/;
 var dockerfile = {
   kind: "dockerfile",
   fileName: "Dockerfile",
@@ -44808,11 +44814,12 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
   const docs = (0, import_yaml5.parseAllDocuments)(text2, { uniqueKeys: false, prettyErrors: false, strict: false });
   const list = Array.isArray(docs) ? docs : [docs];
   const claims = gpuClaims(list, text2);
-  for (const doc of list) {
+  for (const [i, doc] of list.entries()) {
     const [start, , end] = doc.range ?? [0, 0, text2.length];
     const body = text2.slice(start, end);
     if (doc.errors.length > 0) {
-      if (body.includes("{{")) templateNotChecked(sink, body, start, text2);
+      const through = list[i + 1]?.range?.[0] ?? text2.length;
+      if (body.includes("{{")) templateNotChecked(sink, text2.slice(start, Math.max(end, through)), start, text2);
       else for (const error62 of doc.errors) sink.problems.push(yamlProblem(error62, text2));
       continue;
     }
@@ -44906,7 +44913,8 @@ function whereTheImageIs(body) {
 }
 function templateNotChecked(sink, body, start, text2) {
   const gpu = asksForGpus(body);
-  const blocks = !gpu && TEMPLATE_BLOCK.test(body) && /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
+  const kind = /^kind:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+  const blocks = !gpu && !(kind && NO_PODS.has(kind)) && TEMPLATE_BLOCK.test(body) && /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
   notChecked(
     sink,
     body,
@@ -44917,6 +44925,34 @@ function templateNotChecked(sink, body, start, text2) {
     blocks
   );
 }
+var NO_PODS = /* @__PURE__ */ new Set([
+  "CustomResourceDefinition",
+  "ConfigMap",
+  "Secret",
+  "Service",
+  "ServiceAccount",
+  "Role",
+  "RoleBinding",
+  "ClusterRole",
+  "ClusterRoleBinding",
+  "Ingress",
+  "IngressClass",
+  "NetworkPolicy",
+  "PersistentVolume",
+  "PersistentVolumeClaim",
+  "StorageClass",
+  "PodDisruptionBudget",
+  "HorizontalPodAutoscaler",
+  "Namespace",
+  "ResourceQuota",
+  "LimitRange",
+  "PriorityClass",
+  "ValidatingWebhookConfiguration",
+  "MutatingWebhookConfiguration",
+  "APIService",
+  "Endpoints",
+  "EndpointSlice"
+]);
 var TEMPLATE_BLOCK = /\{\{-?\s*(?:include|template|toYaml|tpl)\b|\|\s*(?:n?indent|toYaml)\b|^[ \t]*\{\{/m;
 function asksForGpus(body) {
   return (
@@ -44968,7 +45004,7 @@ var Reader = class {
   images;
   claims;
   aliases = 0;
-  /** Pod specs whose pod asks for a share of a GPU by annotation → the container that gets it (undefined: the first). */
+  /** Pod specs whose pod asks for a share of a GPU by annotation → the container given it (undefined: the first). */
   fractions = /* @__PURE__ */ new Map();
   document(node2) {
     const root = this.resolve(node2);
@@ -51216,7 +51252,7 @@ function finishUnit(parts, kb) {
     files.flatMap((file2) => unitPackages(file2))
   );
   const kept = stage !== void 0 ? keptTorch(root, stage, files, unitPackages, invocationOf) : void 0;
-  const pinned = exactPins(files, unitPackages);
+  const pinned = exactPins(files, unitPackages, kb);
   let pythons;
   let notInstalled;
   const flags = new Map(
@@ -51318,14 +51354,23 @@ function readsUnread(invocation) {
   return includes > invocation.members.length - 1;
 }
 var INDEPENDENT = /* @__PURE__ */ new Set(["local-label", "url", "index-url", "find-links"]);
-function exactPins(files, packagesOf) {
+function exactPins(files, packagesOf, kb) {
   const pins = /* @__PURE__ */ new Map();
+  const add = (name, version2) => {
+    const versions = pins.get(name);
+    if (!versions) pins.set(name, [version2]);
+    else if (versions.length <= MAX_PINS && !versions.includes(version2)) versions.push(version2);
+  };
   for (const file2 of files)
     for (const pkg of packagesOf(file2)) {
+      if (pkg.ecosystem === "conda" && pkg.exact && pkg.name === "pytorch") add("torch", pkg.exact);
       if (pkg.ecosystem !== "pip" || !pkg.exact || pkg.url) continue;
-      const versions = pins.get(pkg.name);
-      if (!versions) pins.set(pkg.name, [pkg.exact]);
-      else if (versions.length <= MAX_PINS && !versions.includes(pkg.exact)) versions.push(pkg.exact);
+      add(pkg.name, pkg.exact);
+      if (CARRIES_TORCH_CUDA.has(pkg.name)) {
+        const version2 = publicVersion(pkg.exact);
+        const pin = kb.companionPins(pkg.name).find((candidate) => candidate.version === version2);
+        if (pin) add("torch", pin.torch);
+      }
     }
   return pins;
 }
