@@ -33,6 +33,8 @@ const HELPS = {
     'The knowledge base (PyTorch data retrieved {{retrieved}}) ends at {{name}} {{newest}}, so the builds, CUDA and companions of {{version}} are not checked; update cuda-gatekeeper, or check the version. Source: {{source}}',
   unknownVersion:
     'The knowledge base (PyTorch data retrieved {{retrieved}}) lists {{listed}}; check the version. Source: {{source}}',
+  olderVersion:
+    'The knowledge base starts at {{name}} {{oldest}} (PyTorch data retrieved {{retrieved}}), so the builds, CUDA and companions of {{version}} are not checked. Source: {{source}}',
   noPytorchCuda:
     'The pytorch-cuda metapackage exists only for {{published}}; from torch 2.6 PyTorch publishes no conda packages (use pip wheels). Source: {{source}}',
   condaLabel:
@@ -56,6 +58,8 @@ const MESSAGES = {
   fallback: "{{name}} {{version}} has no {{tag}} build, so pip ignores {{url}} and installs PyPI's {{pypi}} build",
   unknownVersion: '{{name}} {{version}} is not a known release',
   newerVersion: '{{name}} {{version}} is newer than the knowledge base knows (newest: {{newest}})',
+  olderVersion:
+    '{{name}} {{version}} is older than the knowledge base knows (oldest: {{oldest}}), so its builds are not checked',
   noPytorchCuda: 'pytorch-cuda={{version}} does not exist (published: {{published}})',
   condaCombination: 'pytorch {{version}} was not published for {{what}} {{cuda}} (published: {{published}})',
   condaRangeCombination:
@@ -268,6 +272,21 @@ function checkUnknown(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, rep
         retrieved: newest.retrieved,
         source: cite(newest),
       },
+      file,
+      span: pkg.span,
+      severity: 'notice',
+    });
+    return;
+  }
+  // Older than every known one: the data does not reach back so far (torch 1.4.0 in a Horovod example), a notice.
+  const oldest = [...line.versions].reduce<string | undefined>(
+    (low, candidate) => (low === undefined || compareDotted(candidate, low) < 0 ? candidate : low),
+    undefined,
+  );
+  if (oldest !== undefined && compareDotted(version, oldest) < 0) {
+    report({
+      messageId: 'olderVersion',
+      data: { name: pkg.rawName, version, oldest, retrieved: newest.retrieved, source: cite(newest) },
       file,
       span: pkg.span,
       severity: 'notice',
