@@ -1,4 +1,11 @@
-import { imageCuda, imageWithoutCuda, impossibleNgcTag, rocmImage, ROCM_SOURCE } from '../../src/analysis/claims.js';
+import {
+  imageCuda,
+  imageWithoutCuda,
+  impossibleNgcTag,
+  rocmImage,
+  ROCM_SOURCE,
+  type CudaClaim,
+} from '../../src/analysis/claims.js';
 import { builtForCuda } from '../../src/analysis/packages.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { isScratch } from '../../src/images/reference.js';
@@ -133,7 +140,7 @@ function checkStage(
   const named = rocmImage(base) ? pinned.filter((claim) => claim.kind !== 'implied' && claim.kind !== 'name') : [];
   if (named.length > 0) {
     if (!once(unit.root, base)) return;
-    const subjects = [...new Set(named.map((claim) => claim.subject))];
+    const subjects = subjectsOf(named);
     report({
       messageId: 'rocmStage',
       data: { image: base.reference, what: listed(subjects), source: ROCM_SOURCE },
@@ -150,9 +157,7 @@ function checkStage(
   if (pinned.length === 0 && built.length === 0) return;
   if (kb.imageLookup(base)?.state === 'missing' || !once(unit.root, base)) return;
   const why = whyUnknown(base, kb);
-  const subjects = [
-    ...new Set([...pinned.map((claim) => claim.subject), ...built.map(({ pkg }) => `${pkg.rawName}${pkg.specifier}`)]),
-  ];
+  const subjects = [...subjectsOf(pinned), ...built.map(({ pkg }) => `${pkg.rawName}${pkg.specifier}`)];
   report({
     messageId: 'stage',
     data: {
@@ -164,6 +169,22 @@ function checkStage(
     file: unit.root,
     span: base.span,
   });
+}
+
+/**
+ * What the claims say, each once: one index written in a pyproject.toml and recorded as its lock's registry is one
+ * place the builds come from, not two.
+ */
+function subjectsOf(claims: readonly CudaClaim[]): string[] {
+  const seen = new Set<string>();
+  const subjects: string[] = [];
+  for (const claim of claims) {
+    const key = claim.index?.url.replace(/\/+$/, '') ?? claim.subject;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    subjects.push(claim.subject);
+  }
+  return subjects;
 }
 
 /** The first two of a list, and an ellipsis for the rest. */
