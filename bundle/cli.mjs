@@ -49750,7 +49750,7 @@ function checkStage(unit, kb, report, once) {
   const named = rocmImage(base) ? pinned.filter((claim2) => claim2.kind !== "implied" && claim2.kind !== "name") : [];
   if (named.length > 0) {
     if (!once(unit.root, base)) return;
-    const subjects2 = [...new Set(named.map((claim2) => claim2.subject))];
+    const subjects2 = subjectsOf(named);
     report({
       messageId: "rocmStage",
       data: { image: base.reference, what: listed(subjects2), source: ROCM_SOURCE },
@@ -49765,9 +49765,7 @@ function checkStage(unit, kb, report, once) {
   if (pinned.length === 0 && built.length === 0) return;
   if (kb.imageLookup(base)?.state === "missing" || !once(unit.root, base)) return;
   const why = whyUnknown(base, kb);
-  const subjects = [
-    .../* @__PURE__ */ new Set([...pinned.map((claim2) => claim2.subject), ...built.map(({ pkg }) => `${pkg.rawName}${pkg.specifier}`)])
-  ];
+  const subjects = [...subjectsOf(pinned), ...built.map(({ pkg }) => `${pkg.rawName}${pkg.specifier}`)];
   report({
     messageId: "stage",
     data: {
@@ -49779,6 +49777,17 @@ function checkStage(unit, kb, report, once) {
     file: unit.root,
     span: base.span
   });
+}
+function subjectsOf(claims) {
+  const seen = /* @__PURE__ */ new Set();
+  const subjects = [];
+  for (const claim2 of claims) {
+    const key = claim2.index?.url.replace(/\/+$/, "") ?? claim2.subject;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    subjects.push(claim2.subject);
+  }
+  return subjects;
 }
 var listed = (subjects) => subjects.length > 2 ? `${subjects.slice(0, 2).join(", ")}, \u2026` : subjects.join(", ");
 var bases = /* @__PURE__ */ new WeakMap();
@@ -50429,6 +50438,7 @@ var HELPS3 = {
   fallback: PUBLISHED,
   newerVersion: "The knowledge base (PyTorch data retrieved {{retrieved}}) ends at {{name}} {{newest}}, so the builds, CUDA and companions of {{version}} are not checked; update cuda-gatekeeper, or check the version. Source: {{source}}",
   unknownVersion: "The knowledge base (PyTorch data retrieved {{retrieved}}) lists {{listed}}; check the version. Source: {{source}}",
+  olderVersion: "The knowledge base starts at {{name}} {{oldest}} (PyTorch data retrieved {{retrieved}}), so the builds, CUDA and companions of {{version}} are not checked. Source: {{source}}",
   noPytorchCuda: "The pytorch-cuda metapackage exists only for {{published}}; from torch 2.6 PyTorch publishes no conda packages (use pip wheels). Source: {{source}}",
   condaLabel: "+{{label}} is how PyPI-style wheels name a CUDA build; conda names it in the build string or with pytorch-cuda. Write pytorch={{public}} with {{instead}}. Source: {{source}}",
   channelEnded: "The pytorch channel is deprecated; install torch {{version}} with pip, or take pytorch from conda-forge. Source: {{source}}",
@@ -50444,6 +50454,7 @@ var MESSAGES10 = {
   fallback: "{{name}} {{version}} has no {{tag}} build, so pip ignores {{url}} and installs PyPI's {{pypi}} build",
   unknownVersion: "{{name}} {{version}} is not a known release",
   newerVersion: "{{name}} {{version}} is newer than the knowledge base knows (newest: {{newest}})",
+  olderVersion: "{{name}} {{version}} is older than the knowledge base knows (oldest: {{oldest}}), so its builds are not checked",
   noPytorchCuda: "pytorch-cuda={{version}} does not exist (published: {{published}})",
   condaCombination: "pytorch {{version}} was not published for {{what}} {{cuda}} (published: {{published}})",
   condaRangeCombination: "no pytorch release that {{version}} allows was published for {{what}} {{cuda}} ({{published}})",
@@ -50603,6 +50614,20 @@ function checkUnknown(file2, pkg, kb, report) {
         retrieved: newest.retrieved,
         source: cite(newest)
       },
+      file: file2,
+      span: pkg.span,
+      severity: "notice"
+    });
+    return;
+  }
+  const oldest = [...line.versions].reduce(
+    (low, candidate) => low === void 0 || compareDotted(candidate, low) < 0 ? candidate : low,
+    void 0
+  );
+  if (oldest !== void 0 && compareDotted(version2, oldest) < 0) {
+    report({
+      messageId: "olderVersion",
+      data: { name: pkg.rawName, version: version2, oldest, retrieved: newest.retrieved, source: cite(newest) },
       file: file2,
       span: pkg.span,
       severity: "notice"
