@@ -53775,7 +53775,7 @@ function subjectsOf(claims) {
   const seen = /* @__PURE__ */ new Set();
   const subjects = [];
   for (const claim2 of claims) {
-    const key = claim2.index?.url.replace(/\/+$/, "") ?? claim2.subject;
+    const key = claim2.kind === "index" && claim2.index ? `index ${claim2.index.url.replace(/\/+$/, "")}` : claim2.subject;
     if (seen.has(key)) continue;
     seen.add(key);
     subjects.push(claim2.subject);

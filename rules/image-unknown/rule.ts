@@ -179,7 +179,7 @@ function subjectsOf(claims: readonly CudaClaim[]): string[] {
   const seen = new Set<string>();
   const subjects: string[] = [];
   for (const claim of claims) {
-    const key = claim.index?.url.replace(/\/+$/, '') ?? claim.subject;
+    const key = claim.kind === 'index' && claim.index ? `index ${claim.index.url.replace(/\/+$/, '')}` : claim.subject;
     if (seen.has(key)) continue;
     seen.add(key);
     subjects.push(claim.subject);
