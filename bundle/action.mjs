@@ -39870,6 +39870,10 @@ var KnowledgeBase = class _KnowledgeBase {
   companionPins(pkg) {
     return this.data.companions.pins.filter((pin) => pin.package === pkg);
   }
+  /** The pin of one release of `pkg` (`vllm` 0.6.3 → torch 2.4.0), where the knowledge has it. */
+  companionPin(pkg, version2) {
+    return this.data.companions.pins.find((pin) => pin.package === pkg && pin.version === version2);
+  }
   /** The CUDA majors a release of `pkg` ships libraries for, where recorded (bitsandbytes). */
   cudaLibraries(pkg, version2) {
     return this.data.companions.cudaLibraries.find(
@@ -44899,8 +44903,9 @@ function moveBy(root, offset) {
     else if ((0, import_yaml5.isSeq)(node2)) for (const item of node2.items) stack.push(item);
   }
 }
+var KIND_LINE = /^kind:[ \t]*["']?([\w.-]+)/m;
 function whereTheImageIs(body) {
-  const kind = /^kind:[ \t]*["']?(\w+)/m.exec(body)?.[1];
+  const kind = KIND_LINE.exec(body)?.[1];
   if (kind === "InferenceService" || kind === "LLMInferenceService")
     return "its image is that of the serving runtime its model names (a ServingRuntime or ClusterServingRuntime), not in this document";
   if (kind === "TrainJob")
@@ -44913,7 +44918,7 @@ function whereTheImageIs(body) {
 }
 function templateNotChecked(sink, body, start, text2) {
   const gpu = asksForGpus(body);
-  const kind = /^kind:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+  const kind = KIND_LINE.exec(body)?.[1];
   const blocks = !gpu && !(kind && NO_PODS.has(kind)) && TEMPLATE_BLOCK.test(body) && /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
   notChecked(
     sink,
@@ -44978,7 +44983,7 @@ function gpuClaims(docs, text2) {
   return names;
 }
 function notChecked(sink, body, start, why, text2, gpu, unknownGpus = false) {
-  const kindAt = /^kind:[ \t]*["']?([\w.-]+)/m.exec(body);
+  const kindAt = KIND_LINE.exec(body);
   const lineStart = kindAt ? start + kindAt.index : start + (/\S/.exec(body)?.index ?? 0);
   const lineEnd = text2.indexOf("\n", lineStart);
   const span = { start: lineStart, end: lineEnd < 0 ? text2.length : lineEnd };
@@ -50360,7 +50365,7 @@ var rule_default2 = defineRule({
             ...fix ? { fix } : {}
           });
         } else if (EXACT_PINS.has(name)) {
-          const pin = kb.companionPins(name).find((row) => row.version === version2);
+          const pin = kb.companionPin(name, version2);
           if (!pin || pin.torch === torchVersion || pin.abi === "minor" && minorOf(pin.torch) === minorOf(torchVersion))
             continue;
           const expected = pin.abi === "minor" ? minorOf(pin.torch) : pin.torch;
@@ -51218,7 +51223,7 @@ function builtWithTorch(file2, pkg, invocation, hidden, kb) {
     return void 0;
   if (hidden || invocation?.indexes.some((index) => !isPypiIndex(index.url))) return void 0;
   const version2 = publicVersion(pkg.exact);
-  const pin = kb.companionPins(pkg.name).find((candidate) => candidate.version === version2);
+  const pin = kb.companionPin(pkg.name, version2);
   const tag = pin ? kb.torchRelease(pin.torch)?.pypiDefault : void 0;
   const cuda = tag ? cudaFromTag(tag) : void 0;
   if (!pin || !cuda) return void 0;
@@ -51368,7 +51373,7 @@ function exactPins(files, packagesOf, kb) {
       add(pkg.name, pkg.exact);
       if (CARRIES_TORCH_CUDA.has(pkg.name)) {
         const version2 = publicVersion(pkg.exact);
-        const pin = kb.companionPins(pkg.name).find((candidate) => candidate.version === version2);
+        const pin = kb.companionPin(pkg.name, version2);
         if (pin) add("torch", pin.torch);
       }
     }

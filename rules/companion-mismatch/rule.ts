@@ -120,7 +120,7 @@ export default defineRule({
             ...(fix ? { fix } : {}),
           });
         } else if (EXACT_PINS.has(name)) {
-          const pin = kb.companionPins(name).find((row) => row.version === version);
+          const pin = kb.companionPin(name, version);
           if (
             !pin ||
             pin.torch === torchVersion ||

@@ -471,7 +471,7 @@ function builtWithTorch(
     return undefined;
   if (hidden || invocation?.indexes.some((index) => !isPypiIndex(index.url))) return undefined;
   const version = publicVersion(pkg.exact);
-  const pin = kb.companionPins(pkg.name).find((candidate) => candidate.version === version);
+  const pin = kb.companionPin(pkg.name, version);
   const tag = pin ? kb.torchRelease(pin.torch)?.pypiDefault : undefined;
   const cuda = tag ? cudaFromTag(tag) : undefined;
   if (!pin || !cuda) return undefined;
@@ -707,7 +707,7 @@ function exactPins(
       // vllm==0.10.2 requires torch==2.8.0 (its wheel's Requires-Dist): pip resolves a torch range beside it to that.
       if (CARRIES_TORCH_CUDA.has(pkg.name)) {
         const version = publicVersion(pkg.exact);
-        const pin = kb.companionPins(pkg.name).find((candidate) => candidate.version === version);
+        const pin = kb.companionPin(pkg.name, version);
         if (pin) add('torch', pin.torch);
       }
     }

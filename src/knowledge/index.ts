@@ -414,6 +414,11 @@ export class KnowledgeBase {
     return this.data.companions.pins.filter((pin) => pin.package === pkg);
   }
 
+  /** The pin of one release of `pkg` (`vllm` 0.6.3 → torch 2.4.0), where the knowledge has it. */
+  companionPin(pkg: string, version: string): CompanionPin | undefined {
+    return this.data.companions.pins.find((pin) => pin.package === pkg && pin.version === version);
+  }
+
   /** The CUDA majors a release of `pkg` ships libraries for, where recorded (bitsandbytes). */
   cudaLibraries(pkg: string, version: string): schema.CudaLibraries | undefined {
     return this.data.companions.cudaLibraries.find(

@@ -181,9 +181,12 @@ function moveBy(root: Node | null | undefined, offset: number): void {
   }
 }
 
+/** A document's `kind:` line, as written at the start of a line (what a template's unread text still shows). */
+const KIND_LINE = /^kind:[ \t]*["']?([\w.-]+)/m;
+
 /** Why a GPU document's image is not in it, as its kind has it (kinds.ts). */
 function whereTheImageIs(body: string): string {
-  const kind = /^kind:[ \t]*["']?(\w+)/m.exec(body)?.[1];
+  const kind = KIND_LINE.exec(body)?.[1];
   if (kind === 'InferenceService' || kind === 'LLMInferenceService')
     return 'its image is that of the serving runtime its model names (a ServingRuntime or ClusterServingRuntime), not in this document';
   if (kind === 'TrainJob')
@@ -202,7 +205,7 @@ function whereTheImageIs(body: string): string {
  */
 function templateNotChecked(sink: FactSink, body: string, start: number, text: string): void {
   const gpu = asksForGpus(body);
-  const kind = /^kind:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+  const kind = KIND_LINE.exec(body)?.[1];
   const blocks =
     !gpu &&
     !(kind && NO_PODS.has(kind)) &&
@@ -305,7 +308,7 @@ function notChecked(
   /** Whether the document may ask for GPUs in a way not written here (then nothing is said of its GPUs). */
   unknownGpus = false,
 ): void {
-  const kindAt = /^kind:[ \t]*["']?([\w.-]+)/m.exec(body);
+  const kindAt = KIND_LINE.exec(body);
   const lineStart = kindAt ? start + kindAt.index : start + (/\S/.exec(body)?.index ?? 0);
   const lineEnd = text.indexOf('\n', lineStart);
   const span = { start: lineStart, end: lineEnd < 0 ? text.length : lineEnd };
