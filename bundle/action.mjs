@@ -40630,6 +40630,7 @@ var FactSink = class {
   problems = [];
   suppressions = [];
   containers = [];
+  pythons = [];
   /** Record an index option of `context`: in the file's list and in the context's. */
   addIndex(context, fact) {
     this.indexes.push(fact);
@@ -40665,7 +40666,8 @@ var FactSink = class {
       unresolved: exactList(this.unresolved),
       problems: exactList(this.problems),
       suppressions: exactList(this.suppressions),
-      containers: exactList(this.containers)
+      containers: exactList(this.containers),
+      pythons: exactList(this.pythons)
     };
   }
 };
@@ -42530,6 +42532,7 @@ function imageName(reference) {
 function recordInstallCommand(sink, command, stage) {
   const words = stripPrefixes(command);
   const program = basename(words[0]?.text ?? "");
+  recordPython(sink, program, words, stage);
   if (PIP.test(program)) return recordPip(sink, words.slice(1), stage, "pip");
   if (program === "uv" && words[1]?.text === "pip") return recordPip(sink, words.slice(2), stage, "uv");
   if (program === "uv" && words[1]?.text === "sync") return recordUvSync(sink, words.slice(2), words, stage);
@@ -42736,6 +42739,62 @@ function skipRunOptions(words) {
   while (i < words.length && words[i].text.startsWith("-"))
     i += /^(-n|--name|-p|--prefix|--cwd)$/.test(words[i].text) ? 2 : 1;
   return words.slice(i);
+}
+var CONDA_INSTALLER = /(?:^|\/)(Miniconda|Miniforge|Mambaforge|Anaconda)(?:3|-pypy3)?-(?:py(3)(\d{1,2})_)?/;
+var PYTHON_MINOR = /(?:^|[^\d.])(3)\.(\d{1,2})(?![\d])/;
+function recordPython(sink, program, words, stage) {
+  const add = (word, by, version2) => {
+    sink.pythons.push({ span: word.span, stage, by, ...version2 ? { version: version2 } : {} });
+  };
+  const minor = (word) => {
+    if (word.unresolved) return void 0;
+    const m = PYTHON_MINOR.exec(word.text);
+    return m ? `${m[1]}.${m[2]}` : void 0;
+  };
+  if (program === "pyenv" && words[1]?.text === "install") {
+    for (const word of words.slice(2)) if (!word.text.startsWith("-")) add(word, "pyenv install", minor(word));
+    return;
+  }
+  if (program === "uv" && words[1]?.text === "python" && words[2]?.text === "install") {
+    const targets2 = optionFree(words.slice(3), UV_PYTHON_INSTALL_VALUES);
+    for (const word of targets2) add(word, "uv python install", minor(word));
+    if (targets2.length === 0) add(words[2], "uv python install", void 0);
+    return;
+  }
+  if (program === "uv" && (words[1]?.text === "venv" || words[1]?.text === "sync")) {
+    const args = words.slice(2);
+    for (let i = 0; i < args.length; i++) {
+      const text2 = args[i].text;
+      const joined = /^--python=/.exec(text2) ? text2.slice("--python=".length) : /^-p./.test(text2) ? text2.slice(2) : void 0;
+      const word = joined !== void 0 ? args[i] : text2 === "--python" || text2 === "-p" ? args[++i] : void 0;
+      if (!word) continue;
+      const request2 = joined ?? word.text;
+      const version2 = word.unresolved ? void 0 : PYTHON_MINOR.exec(request2);
+      if (version2 || word.unresolved)
+        add(word, `uv ${words[1].text} --python`, version2 ? `${version2[1]}.${version2[2]}` : void 0);
+    }
+    return;
+  }
+  for (const word of words) {
+    if (!word.text.includes("conda") && !word.text.includes("forge")) continue;
+    const installer = CONDA_INSTALLER.exec(word.text);
+    if (!installer) continue;
+    add(word, `the ${installer[1]} installer`, installer[3] ? `${installer[2]}.${installer[3]}` : void 0);
+    return;
+  }
+}
+var UV_PYTHON_INSTALL_VALUES = /^(?:-i|-d|--install-dir|--mirror|--pypy-mirror|--python-downloads-json-url|--cache-dir|--config-file|--directory|--project|--color|--allow-insecure-host)$/;
+function optionFree(args, takesValue) {
+  const out = [];
+  for (let i = 0; i < args.length; i++) {
+    const text2 = args[i].text;
+    if (text2.startsWith("-")) {
+      if (takesValue.test(text2)) i++;
+      continue;
+    }
+    out.push(args[i]);
+  }
+  return out;
 }
 var PREFIXES = /* @__PURE__ */ new Set(["sudo", "env", "time", "exec", "nohup", "command"]);
 var RESERVED = /* @__PURE__ */ new Set(["then", "else", "elif", "do", "if", "while", "until", "!", "{"]);
@@ -50726,6 +50785,8 @@ var DockerfileIndex = class {
     this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
     this.imageClaims = groupBy(all, (i) => claims[i].kind === "image" ? claims[i].stage : void 0);
     this.contextClaims = groupBy(all, (i) => claims[i].stage === void 0 ? claims[i].context : void 0);
+    const pythons = groupBy(file2.pythons, (python) => python.stage);
+    this.pythonsOf = this.tree.inherited((stage) => pythons.get(stage) ?? []);
   }
   file;
   claims;
@@ -50739,6 +50800,8 @@ var DockerfileIndex = class {
   imageClaims;
   contextClaims;
   tree;
+  /** The Pythons a stage's RUNs and those of the stages it builds on install by script. */
+  pythonsOf;
   copiesByStage;
   stagesByName = /* @__PURE__ */ new Map();
   /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
@@ -50811,17 +50874,36 @@ var DockerfileIndex = class {
 
 // src/analysis/unpinned.ts
 var LATEST_CUDA = /^cuda(?:-toolkit)?(?:-(\d{1,2}))?$/;
-function surroundingsOf(claims, packages) {
+function surroundingsOf(claims, packages, scripted = []) {
   const images = claims.flatMap((claim2) => claim2.kind === "image" && claim2.image ? [claim2.image] : []);
   const pythons = /* @__PURE__ */ new Set();
+  let condaPython = false;
   for (const pkg of packages) {
     const apt = pkg.ecosystem === "apt" ? /^python(3\.\d+)$/.exec(pkg.name) : null;
     if (apt) pythons.add(apt[1]);
-    if (pkg.ecosystem === "conda" && pkg.name === "python" && pkg.exact) pythons.add(minorOf(pkg.exact));
-    else if (pkg.ecosystem === "conda" && pkg.name === "python" && /^=?=?3\.\d+(\.\*)?$/.test(pkg.specifier))
+    if (pkg.ecosystem !== "conda" || pkg.name !== "python") continue;
+    condaPython = true;
+    if (pkg.exact) pythons.add(minorOf(pkg.exact));
+    else if (/^=?=?3\.\d+(\.\*)?$/.test(pkg.specifier))
       pythons.add(minorOf(pkg.specifier.replace(/^=+/, "").replace(/\.\*$/, "")));
   }
-  return { images, pythons: [...pythons] };
+  let unknownPython;
+  const installedBy = /* @__PURE__ */ new Map();
+  for (const python of scripted)
+    if (!python.version) unknownPython ??= python.by;
+    else if (!pythons.has(python.version)) {
+      pythons.add(python.version);
+      installedBy.set(python.version, python.by);
+    }
+  if (condaPython && unknownPython && scripted.every((python) => python.version || /installer$/.test(python.by)))
+    unknownPython = void 0;
+  return {
+    images,
+    pythons: [...pythons],
+    ...unknownPython ? { unknownPython } : {},
+    ...installedBy.size ? { installedBy } : {},
+    ...scripted.length ? { scripted: true } : {}
+  };
 }
 function distributionOf(images, kb) {
   for (const image of images) {
@@ -50831,10 +50913,25 @@ function distributionOf(images, kb) {
   }
   return {};
 }
+var NO_PYTHONS = { versions: [] };
+function pythonsAround(around, kb) {
+  const { os, osVersion } = distributionOf(around.images, kb);
+  const base = around.scripted ? NO_PYTHONS : kb.pythonsFor(os, osVersion);
+  const unknown3 = around.unknownPython ? kb.pythonsFor(void 0, void 0).versions : [];
+  const versions = [.../* @__PURE__ */ new Set([...base.versions, ...around.pythons, ...unknown3])];
+  const osPython = os && base.versions.length === 1 ? base.versions[0] : void 0;
+  const label = (version2) => version2 === osPython ? `${version2} (${os} ${osVersion}'s python3)` : around.installedBy?.has(version2) ? `${version2} (${around.installedBy.get(version2)})` : version2;
+  const listed3 = versions.map(label).join(", ");
+  return {
+    versions,
+    described: around.unknownPython ? `${listed3} (${around.unknownPython} may install any of them: the Dockerfile does not say which)` : listed3
+  };
+}
 function unitPythons(around, kb) {
   const { os, osVersion } = distributionOf(around.images, kb);
-  const base = kb.pythonsFor(os, osVersion);
-  return base.versions.length === 0 && around.pythons.length === 0 ? [] : [.../* @__PURE__ */ new Set([...base.versions, ...around.pythons])];
+  if ((around.scripted || kb.pythonsFor(os, osVersion).versions.length === 0) && around.pythons.length === 0 && !around.unknownPython)
+    return [];
+  return pythonsAround(around, kb).versions;
 }
 function newestTorchClaim(file2, pkg, install, around, kb) {
   if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || pkg.specifier.includes("+"))
@@ -50843,9 +50940,7 @@ function newestTorchClaim(file2, pkg, install, around, kb) {
     (index) => isPytorchIndex(index.url) || index.kind === "index-url" || index.kind === "find-links"
   ))
     return void 0;
-  const { os, osVersion } = distributionOf(around.images, kb);
-  const base = kb.pythonsFor(os, osVersion);
-  const pythons = [.../* @__PURE__ */ new Set([...base.versions, ...around.pythons])];
+  const { versions: pythons, described } = pythonsAround(around, kb);
   const picks = pythons.map((python) => kb.newestTorchFor(pkg.specifier.replace(/\s+/g, ""), python));
   if (picks.some((pick2) => !pick2?.pypiDefault)) return void 0;
   const builds = new Set(picks.map((pick2) => cudaFromTag(pick2.pypiDefault)));
@@ -50864,7 +50959,7 @@ function newestTorchClaim(file2, pkg, install, around, kb) {
     package: pkg,
     record: picks.at(-1),
     index: void 0,
-    newest: `${newest.join(" or ")} for Python ${pythons.join(", ")}${os && base.versions.length === 1 ? ` (${os} ${osVersion}'s python3)` : ""}`
+    newest: `${newest.join(" or ")} for Python ${described}`
   });
 }
 function newestToolkitClaim(file2, pkg, around, kb) {
@@ -51197,7 +51292,8 @@ function dockerStageUnit(index, stage, links, claimsOf, kb) {
       claims,
       invocations,
       rootPackages: index.packagesOf(contexts),
-      memberPackages
+      memberPackages,
+      pythons: index.pythonsOf(stage)
     },
     kb
   );
@@ -51254,7 +51350,8 @@ function finishUnit(parts, kb) {
   let around;
   const surroundings = () => around ??= surroundingsOf(
     staticClaims,
-    files.flatMap((file2) => unitPackages(file2))
+    files.flatMap((file2) => unitPackages(file2)),
+    parts.pythons
   );
   const kept = stage !== void 0 ? keptTorch(root, stage, files, unitPackages, invocationOf) : void 0;
   const pinned = exactPins(files, unitPackages, kb);

@@ -1,5 +1,5 @@
 /** The index a Dockerfile's stage units are built from (src/analysis/units.ts). */
-import type { InstallContext, PackageFact, ParsedFile } from '../parsers/facts.js';
+import type { InstallContext, PackageFact, ParsedFile, PythonFact } from '../parsers/facts.js';
 import { groupBy, positions } from '../util/collections.js';
 import type { CudaClaim } from './claims.js';
 import type { Link } from './links.js';
@@ -24,6 +24,8 @@ export class DockerfileIndex {
   private readonly imageClaims: Map<number, number[]>;
   private readonly contextClaims: Map<number, number[]>;
   private readonly tree: StageTree;
+  /** The Pythons a stage's RUNs and those of the stages it builds on install by script. */
+  readonly pythonsOf: (stage: number) => readonly PythonFact[];
   private readonly copiesByStage: Map<number, ParsedFile['copies'][number][]>;
   private readonly stagesByName = new Map<string, number>();
   /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
@@ -52,6 +54,8 @@ export class DockerfileIndex {
     this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
     this.imageClaims = groupBy(all, (i) => (claims[i]!.kind === 'image' ? claims[i]!.stage : undefined));
     this.contextClaims = groupBy(all, (i) => (claims[i]!.stage === undefined ? claims[i]!.context : undefined));
+    const pythons = groupBy(file.pythons, (python) => python.stage);
+    this.pythonsOf = this.tree.inherited((stage) => pythons.get(stage) ?? []);
   }
 
   /**

@@ -1,6 +1,13 @@
 import { satisfies } from '@renovatebot/pep440';
 import { formatOf, hasSelections } from '../parsers/formats.js';
-import type { ContainerFact, IndexFact, InstallContext, PackageFact, ParsedFile } from '../parsers/facts.js';
+import type {
+  ContainerFact,
+  IndexFact,
+  InstallContext,
+  PackageFact,
+  ParsedFile,
+  PythonFact,
+} from '../parsers/facts.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { cudaFromTag, cudaMajor, cudaMajorMinor, publicVersion } from '../knowledge/versions.js';
 import {
@@ -413,6 +420,7 @@ function dockerStageUnit(
       invocations,
       rootPackages: index.packagesOf(contexts),
       memberPackages,
+      pythons: index.pythonsOf(stage),
     },
     kb,
   );
@@ -506,6 +514,8 @@ interface UnitParts {
   readonly rootPackages?: readonly PackageFact[];
   /** Other files' packages that belong to the unit, when not all of them do (a pyproject.toml's selection). */
   readonly memberPackages?: ReadonlyMap<ParsedFile, readonly PackageFact[]>;
+  /** The Pythons a Dockerfile stage installs by script (a Miniconda installer, `uv python install`). */
+  readonly pythons?: readonly PythonFact[];
 }
 
 function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
@@ -522,6 +532,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
     (around ??= surroundingsOf(
       staticClaims,
       files.flatMap((file) => unitPackages(file)),
+      parts.pythons,
     ));
   const kept = stage !== undefined ? keptTorch(root, stage, files, unitPackages, invocationOf) : undefined;
   const pinned = exactPins(files, unitPackages, kb);

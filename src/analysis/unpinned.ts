@@ -10,7 +10,7 @@
  *   version of CUDA when it's released" (CUDA 12.1 release notes, "New meta-packages for Linux installation"), so it
  *   installs the newest CUDA NVIDIA's repository has for the image's distribution; `cuda-toolkit-12` the newest 12.x.
  */
-import type { ImageFact, IndexFact, PackageFact, ParsedFile } from '../parsers/facts.js';
+import type { ImageFact, IndexFact, PackageFact, ParsedFile, PythonFact } from '../parsers/facts.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { cudaFromTag, minorOf } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
@@ -23,22 +23,59 @@ const LATEST_CUDA = /^cuda(?:-toolkit)?(?:-(\d{1,2}))?$/;
 /** The images and Pythons an install runs with, where its unit says. */
 export interface Surroundings {
   readonly images: readonly ImageFact[];
-  /** Pythons the unit installs explicitly (apt `python3.11`, conda `python=3.11`). */
+  /** Pythons the unit installs explicitly (apt `python3.11`, conda `python=3.11`, `uv python install 3.11`). */
   readonly pythons: readonly string[];
+  /**
+   * What installs a Python whose version the unit does not say (`Miniconda3-latest-…sh`, `uv python install`
+   * without a version), where one does and no conda `python` spec names the version it runs.
+   */
+  readonly unknownPython?: string;
+  /** What installs each of `pythons` that a stage's script installs (`uv python install`), for messages. */
+  readonly installedBy?: ReadonlyMap<string, string>;
+  /**
+   * Whether a stage's script installs a Python: then that Python, not the distribution's python3, is the one pip
+   * runs with (a conda installer's bin or a venv put first on PATH, `pyenv global`; nvidia/cuda images have no
+   * python3 of their own).
+   */
+  readonly scripted?: boolean;
 }
 
-/** The images of a unit's claims, and the Pythons its packages install. */
-export function surroundingsOf(claims: readonly CudaClaim[], packages: readonly PackageFact[]): Surroundings {
+/** The images of a unit's claims, and the Pythons its packages and its stages' scripts install. */
+export function surroundingsOf(
+  claims: readonly CudaClaim[],
+  packages: readonly PackageFact[],
+  scripted: readonly PythonFact[] = [],
+): Surroundings {
   const images = claims.flatMap((claim) => (claim.kind === 'image' && claim.image ? [claim.image] : []));
   const pythons = new Set<string>();
+  let condaPython = false;
   for (const pkg of packages) {
     const apt = pkg.ecosystem === 'apt' ? /^python(3\.\d+)$/.exec(pkg.name) : null;
     if (apt) pythons.add(apt[1]!);
-    if (pkg.ecosystem === 'conda' && pkg.name === 'python' && pkg.exact) pythons.add(minorOf(pkg.exact));
-    else if (pkg.ecosystem === 'conda' && pkg.name === 'python' && /^=?=?3\.\d+(\.\*)?$/.test(pkg.specifier))
+    if (pkg.ecosystem !== 'conda' || pkg.name !== 'python') continue;
+    condaPython = true;
+    if (pkg.exact) pythons.add(minorOf(pkg.exact));
+    else if (/^=?=?3\.\d+(\.\*)?$/.test(pkg.specifier))
       pythons.add(minorOf(pkg.specifier.replace(/^=+/, '').replace(/\.\*$/, '')));
   }
-  return { images, pythons: [...pythons] };
+  let unknownPython: string | undefined;
+  const installedBy = new Map<string, string>();
+  for (const python of scripted)
+    if (!python.version) unknownPython ??= python.by;
+    else if (!pythons.has(python.version)) {
+      pythons.add(python.version);
+      installedBy.set(python.version, python.by);
+    }
+  // The environment a conda installer sets up runs the Python a conda spec names (`conda install python=3.10`).
+  if (condaPython && unknownPython && scripted.every((python) => python.version || /installer$/.test(python.by)))
+    unknownPython = undefined;
+  return {
+    images,
+    pythons: [...pythons],
+    ...(unknownPython ? { unknownPython } : {}),
+    ...(installedBy.size ? { installedBy } : {}),
+    ...(scripted.length ? { scripted: true } : {}),
+  };
 }
 
 /** The distribution an image names (`nvidia/cuda:12.4.1-devel-ubuntu22.04` → ubuntu 22.04), where it does. */
@@ -51,16 +88,50 @@ function distributionOf(images: readonly ImageFact[], kb: KnowledgeBase): { os?:
   return {};
 }
 
+const NO_PYTHONS = { versions: [] as readonly string[] };
+
 /**
- * The Pythons a unit may run its pip installs with, where it says: its image's distribution's python3 and the Pythons
- * it installs explicitly. Empty when nothing says.
+ * The Pythons a unit may run its pip installs with, where it says: its image's distribution's python3 (unless a
+ * script installs the Python pip runs), the Pythons it installs explicitly, and every current Python where it installs
+ * one of a version it does not say; `described` lists them, naming where each comes from where the unit says.
+ */
+function pythonsAround(
+  around: Surroundings,
+  kb: KnowledgeBase,
+): { readonly versions: readonly string[]; readonly described: string } {
+  const { os, osVersion } = distributionOf(around.images, kb);
+  const base = around.scripted ? NO_PYTHONS : kb.pythonsFor(os, osVersion);
+  const unknown = around.unknownPython ? kb.pythonsFor(undefined, undefined).versions : [];
+  const versions = [...new Set([...base.versions, ...around.pythons, ...unknown])];
+  const osPython = os && base.versions.length === 1 ? base.versions[0] : undefined;
+  const label = (version: string): string =>
+    version === osPython
+      ? `${version} (${os} ${osVersion}'s python3)`
+      : around.installedBy?.has(version)
+        ? `${version} (${around.installedBy.get(version)})`
+        : version;
+  const listed = versions.map(label).join(', ');
+  return {
+    versions,
+    described: around.unknownPython
+      ? `${listed} (${around.unknownPython} may install any of them: the Dockerfile does not say which)`
+      : listed,
+  };
+}
+
+/**
+ * The Pythons a unit may run its pip installs with, where it says (pythonsAround). Empty when nothing says: no
+ * distribution the knowledge knows and no Python installed.
  */
 export function unitPythons(around: Surroundings, kb: KnowledgeBase): readonly string[] {
   const { os, osVersion } = distributionOf(around.images, kb);
-  const base = kb.pythonsFor(os, osVersion);
-  return base.versions.length === 0 && around.pythons.length === 0
-    ? []
-    : [...new Set([...base.versions, ...around.pythons])];
+  if (
+    (around.scripted || kb.pythonsFor(os, osVersion).versions.length === 0) &&
+    around.pythons.length === 0 &&
+    !around.unknownPython
+  )
+    return [];
+  return pythonsAround(around, kb).versions;
 }
 
 /**
@@ -83,9 +154,7 @@ export function newestTorchClaim(
     )
   )
     return undefined;
-  const { os, osVersion } = distributionOf(around.images, kb);
-  const base = kb.pythonsFor(os, osVersion);
-  const pythons = [...new Set([...base.versions, ...around.pythons])];
+  const { versions: pythons, described } = pythonsAround(around, kb);
   const picks = pythons.map((python) => kb.newestTorchFor(pkg.specifier.replace(/\s+/g, ''), python));
   if (picks.some((pick) => !pick?.pypiDefault)) return undefined;
   const builds = new Set(picks.map((pick) => cudaFromTag(pick!.pypiDefault!)!));
@@ -105,7 +174,7 @@ export function newestTorchClaim(
     package: pkg,
     record: picks.at(-1)!,
     index: undefined,
-    newest: `${newest.join(' or ')} for Python ${pythons.join(', ')}${os && base.versions.length === 1 ? ` (${os} ${osVersion}'s python3)` : ''}`,
+    newest: `${newest.join(' or ')} for Python ${described}`,
   });
 }
 

@@ -341,6 +341,19 @@ export interface StageFact extends Spanned {
   readonly name?: string;
 }
 
+/**
+ * A Python a Dockerfile RUN installs beside the image's own, by a tool that is no package manager the gate reads: a
+ * Miniconda/Miniforge installer, `pyenv install`, `uv python install`, `uv venv --python`. Its minor version where
+ * the command says (`Miniconda3-py310_…`, `pyenv install 3.10.12`), else undefined: the newest the tool has.
+ */
+export interface PythonFact extends Spanned {
+  readonly stage: number;
+  /** `3.10`, where the command names it. */
+  readonly version?: string;
+  /** What installs it, for messages (`the Miniconda installer`, `pyenv install`). */
+  readonly by: string;
+}
+
 export interface ParsedFile {
   readonly path: string;
   readonly kind: FileKind;
@@ -359,6 +372,8 @@ export interface ParsedFile {
   readonly suppressions: readonly Suppression[];
   /** Kubernetes manifests: the containers of its workloads. */
   readonly containers: readonly ContainerFact[];
+  /** Dockerfiles: the Pythons RUN instructions install by script. */
+  readonly pythons: readonly PythonFact[];
   /**
    * A pyproject.toml that builds a library for others to install: a `[project]` with a `[build-system]`, and no
    * index of its own (no `[[tool.uv.index]]`, `[tool.uv]` index option or Poetry source). Its dependency ranges
@@ -403,6 +418,7 @@ export class FactSink {
   readonly problems: ParseProblem[] = [];
   readonly suppressions: Suppression[] = [];
   readonly containers: ContainerFact[] = [];
+  readonly pythons: PythonFact[] = [];
 
   /** Record an index option of `context`: in the file's list and in the context's. */
   addIndex(context: ContextDraft, fact: IndexFact): void {
@@ -442,6 +458,7 @@ export class FactSink {
       problems: exactList(this.problems),
       suppressions: exactList(this.suppressions),
       containers: exactList(this.containers),
+      pythons: exactList(this.pythons),
     };
   }
 }

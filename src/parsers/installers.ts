@@ -12,6 +12,7 @@ import type { Command, Word } from './shell.js';
 export function recordInstallCommand(sink: FactSink, command: Command, stage: number): boolean {
   const words = stripPrefixes(command);
   const program = basename(words[0]?.text ?? '');
+  recordPython(sink, program, words, stage);
   if (PIP.test(program)) return recordPip(sink, words.slice(1), stage, 'pip');
   if (program === 'uv' && words[1]?.text === 'pip') return recordPip(sink, words.slice(2), stage, 'uv');
   if (program === 'uv' && words[1]?.text === 'sync') return recordUvSync(sink, words.slice(2), words, stage);
@@ -283,6 +284,90 @@ function skipRunOptions(words: readonly Word[]): Word[] {
   while (i < words.length && words[i]!.text.startsWith('-'))
     i += /^(-n|--name|-p|--prefix|--cwd)$/.test(words[i]!.text) ? 2 : 1;
   return words.slice(i);
+}
+
+/**
+ * A conda installer (`Miniconda3-py310_23.1.0-1-Linux-x86_64.sh`, `Miniforge3-Linux-x86_64.sh`) named in a command:
+ * it installs a Python of its own, the one its `pyXY` tag names (pyenv's python-build installs
+ * `Miniconda3-py310_23.1.0-1` as miniconda3-3.10-23.1.0-1 and checks it with `verify_py310`), else the newest
+ * Python of its release.
+ */
+const CONDA_INSTALLER = /(?:^|\/)(Miniconda|Miniforge|Mambaforge|Anaconda)(?:3|-pypy3)?-(?:py(3)(\d{1,2})_)?/;
+
+/** `3.10` of a version or request (`3.10.12`, `cpython@3.10`, `python3.10`, `cpython-3.10.4-linux-x86_64-gnu`). */
+const PYTHON_MINOR = /(?:^|[^\d.])(3)\.(\d{1,2})(?![\d])/;
+
+/**
+ * A Python the command installs by a tool the gate reads no packages of, so that pip may run with it: a conda
+ * installer, `pyenv install V` (github.com/pyenv/pyenv, COMMANDS.md), `uv python install [V…]` ("If not provided … it
+ * will install the latest stable version of Python", docs.astral.sh/uv/reference/cli/#uv-python-install), and `uv
+ * venv` or `uv sync` with `--python V` / `-p V` (uv downloads the Python a request names when it is not there, docs
+ * .astral.sh/uv/concepts/python-versions). Its version where the command names one, else unknown.
+ */
+function recordPython(sink: FactSink, program: string, words: readonly Word[], stage: number): void {
+  const add = (word: Word, by: string, version: string | undefined): void => {
+    sink.pythons.push({ span: word.span, stage, by, ...(version ? { version } : {}) });
+  };
+  const minor = (word: Word): string | undefined => {
+    if (word.unresolved) return undefined;
+    const m = PYTHON_MINOR.exec(word.text);
+    return m ? `${m[1]}.${m[2]}` : undefined;
+  };
+  if (program === 'pyenv' && words[1]?.text === 'install') {
+    for (const word of words.slice(2)) if (!word.text.startsWith('-')) add(word, 'pyenv install', minor(word));
+    return;
+  }
+  if (program === 'uv' && words[1]?.text === 'python' && words[2]?.text === 'install') {
+    const targets = optionFree(words.slice(3), UV_PYTHON_INSTALL_VALUES);
+    for (const word of targets) add(word, 'uv python install', minor(word));
+    if (targets.length === 0) add(words[2], 'uv python install', undefined);
+    return;
+  }
+  if (program === 'uv' && (words[1]?.text === 'venv' || words[1]?.text === 'sync')) {
+    const args = words.slice(2);
+    for (let i = 0; i < args.length; i++) {
+      const text = args[i]!.text;
+      const joined = /^--python=/.exec(text)
+        ? text.slice('--python='.length)
+        : /^-p./.test(text)
+          ? text.slice(2)
+          : undefined;
+      const word = joined !== undefined ? args[i] : text === '--python' || text === '-p' ? args[++i] : undefined;
+      if (!word) continue;
+      const request = joined ?? word.text;
+      // A request that names no version (`-p python3`, `-p /usr/bin/python`) finds a Python already there.
+      const version = word.unresolved ? undefined : PYTHON_MINOR.exec(request);
+      if (version || word.unresolved)
+        add(word, `uv ${words[1]!.text} --python`, version ? `${version[1]}.${version[2]}` : undefined);
+    }
+    return;
+  }
+  for (const word of words) {
+    // Every installer's name holds `conda` or `forge`: most words are tested by those two searches alone.
+    if (!word.text.includes('conda') && !word.text.includes('forge')) continue;
+    const installer = CONDA_INSTALLER.exec(word.text);
+    if (!installer) continue;
+    add(word, `the ${installer[1]} installer`, installer[3] ? `${installer[2]}.${installer[3]}` : undefined);
+    return;
+  }
+}
+
+/** `uv python install` options that take a value (docs.astral.sh/uv/reference/cli/#uv-python-install). */
+const UV_PYTHON_INSTALL_VALUES =
+  /^(?:-i|-d|--install-dir|--mirror|--pypy-mirror|--python-downloads-json-url|--cache-dir|--config-file|--directory|--project|--color|--allow-insecure-host)$/;
+
+/** The words of `args` that are no option and no option's value. */
+function optionFree(args: readonly Word[], takesValue: RegExp): Word[] {
+  const out: Word[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const text = args[i]!.text;
+    if (text.startsWith('-')) {
+      if (takesValue.test(text)) i++;
+      continue;
+    }
+    out.push(args[i]!);
+  }
+  return out;
 }
 
 const PREFIXES = new Set(['sudo', 'env', 'time', 'exec', 'nohup', 'command']);

@@ -323,4 +323,41 @@ describe('Dockerfile parser', () => {
   it('reports a file without FROM', () => {
     expect(parseDockerfile('Dockerfile', 'RUN echo hi\n').problems[0]!.message).toContain('no FROM');
   });
+  it('reads the Pythons RUNs install by script, with the version where the command names it', () => {
+    const source = [
+      'ARG PY=3.12',
+      'FROM ubuntu:24.04',
+      'ARG PY',
+      'RUN wget https://repo.anaconda.com/miniconda/Miniconda3-py310_23.1.0-1-Linux-x86_64.sh -O m.sh && bash m.sh -b',
+      'RUN curl -L -O "https://github.com/conda-forge/miniforge/releases/latest/download/Miniforge3-$(uname)-$(uname -m).sh"',
+      'RUN pyenv install -s 3.11.9 && pyenv install --list',
+      'RUN uv python install ${PY} pypy@3.10 && uv python install -i /opt/py',
+      'RUN uv venv -p python3.9 /opt/a && uv venv --python=3.8 /opt/b && uv venv -p python3 /opt/c && uv sync --python $UNSET',
+      'FROM base',
+      'RUN pip install torch',
+      '',
+    ].join('\n');
+    const file = parseDockerfile('Dockerfile', source);
+    expect(file.pythons.map((python) => [python.stage, python.by, python.version, text(file, python.span)])).toEqual([
+      [
+        0,
+        'the Miniconda installer',
+        '3.10',
+        'https://repo.anaconda.com/miniconda/Miniconda3-py310_23.1.0-1-Linux-x86_64.sh',
+      ],
+      [
+        0,
+        'the Miniforge installer',
+        undefined,
+        '"https://github.com/conda-forge/miniforge/releases/latest/download/Miniforge3-$(uname)-$(uname -m).sh"',
+      ],
+      [0, 'pyenv install', '3.11', '3.11.9'],
+      [0, 'uv python install', '3.12', '${PY}'],
+      [0, 'uv python install', '3.10', 'pypy@3.10'],
+      [0, 'uv python install', undefined, 'install'],
+      [0, 'uv venv --python', '3.9', 'python3.9'],
+      [0, 'uv venv --python', '3.8', '--python=3.8'],
+      [0, 'uv sync --python', undefined, '$UNSET'],
+    ]);
+  });
 });
