@@ -305,40 +305,38 @@ const PYTHON_MINOR = /(?:^|[^\d.])(3)\.(\d{1,2})(?![\d])/;
  * .astral.sh/uv/concepts/python-versions). Its version where the command names one, else unknown.
  */
 function recordPython(sink: FactSink, program: string, words: readonly Word[], stage: number): void {
-  const add = (word: Word, by: string, version: string | undefined): void => {
-    sink.pythons.push({ span: word.span, stage, by, ...(version ? { version } : {}) });
-  };
-  const minor = (word: Word): string | undefined => {
-    if (word.unresolved) return undefined;
-    const m = PYTHON_MINOR.exec(word.text);
-    return m ? `${m[1]}.${m[2]}` : undefined;
-  };
   if (program === 'pyenv' && words[1]?.text === 'install') {
-    for (const word of words.slice(2)) if (!word.text.startsWith('-')) add(word, 'pyenv install', minor(word));
+    for (const word of words.slice(2))
+      if (!word.text.startsWith('-')) addPython(sink, word, stage, 'pyenv install', minorOf(word));
     return;
   }
   if (program === 'uv' && words[1]?.text === 'python' && words[2]?.text === 'install') {
     const targets = optionFree(words.slice(3), UV_PYTHON_INSTALL_VALUES);
-    for (const word of targets) add(word, 'uv python install', minor(word));
-    if (targets.length === 0) add(words[2], 'uv python install', undefined);
+    for (const word of targets) addPython(sink, word, stage, 'uv python install', minorOf(word));
+    if (targets.length === 0) addPython(sink, words[2], stage, 'uv python install', undefined);
     return;
   }
   if (program === 'uv' && (words[1]?.text === 'venv' || words[1]?.text === 'sync')) {
     const args = words.slice(2);
     for (let i = 0; i < args.length; i++) {
       const text = args[i]!.text;
-      const joined = /^--python=/.exec(text)
+      const joined = text.startsWith('--python=')
         ? text.slice('--python='.length)
-        : /^-p./.test(text)
+        : text.startsWith('-p') && text.length > 2 && text[2] !== '-'
           ? text.slice(2)
           : undefined;
       const word = joined !== undefined ? args[i] : text === '--python' || text === '-p' ? args[++i] : undefined;
       if (!word) continue;
-      const request = joined ?? word.text;
       // A request that names no version (`-p python3`, `-p /usr/bin/python`) finds a Python already there.
-      const version = word.unresolved ? undefined : PYTHON_MINOR.exec(request);
+      const version = word.unresolved ? undefined : PYTHON_MINOR.exec(joined ?? word.text);
       if (version || word.unresolved)
-        add(word, `uv ${words[1]!.text} --python`, version ? `${version[1]}.${version[2]}` : undefined);
+        addPython(
+          sink,
+          word,
+          stage,
+          `uv ${words[1]!.text} --python`,
+          version ? `${version[1]}.${version[2]}` : undefined,
+        );
     }
     return;
   }
@@ -347,9 +345,26 @@ function recordPython(sink: FactSink, program: string, words: readonly Word[], s
     if (!word.text.includes('conda') && !word.text.includes('forge')) continue;
     const installer = CONDA_INSTALLER.exec(word.text);
     if (!installer) continue;
-    add(word, `the ${installer[1]} installer`, installer[3] ? `${installer[2]}.${installer[3]}` : undefined);
+    addPython(
+      sink,
+      word,
+      stage,
+      `the ${installer[1]} installer`,
+      installer[3] ? `${installer[2]}.${installer[3]}` : undefined,
+    );
     return;
   }
+}
+
+function addPython(sink: FactSink, word: Word, stage: number, by: string, version: string | undefined): void {
+  sink.pythons.push({ span: word.span, stage, by, version });
+}
+
+/** The minor version a word names (`3.10.12` → `3.10`), unless it is only known at build time. */
+function minorOf(word: Word): string | undefined {
+  if (word.unresolved) return undefined;
+  const m = PYTHON_MINOR.exec(word.text);
+  return m ? `${m[1]}.${m[2]}` : undefined;
 }
 
 /** `uv python install` options that take a value (docs.astral.sh/uv/reference/cli/#uv-python-install). */
