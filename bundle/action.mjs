@@ -42743,35 +42743,33 @@ function skipRunOptions(words) {
 var CONDA_INSTALLER = /(?:^|\/)(Miniconda|Miniforge|Mambaforge|Anaconda)(?:3|-pypy3)?-(?:py(3)(\d{1,2})_)?/;
 var PYTHON_MINOR = /(?:^|[^\d.])(3)\.(\d{1,2})(?![\d])/;
 function recordPython(sink, program, words, stage) {
-  const add = (word, by, version2) => {
-    sink.pythons.push({ span: word.span, stage, by, ...version2 ? { version: version2 } : {} });
-  };
-  const minor = (word) => {
-    if (word.unresolved) return void 0;
-    const m = PYTHON_MINOR.exec(word.text);
-    return m ? `${m[1]}.${m[2]}` : void 0;
-  };
   if (program === "pyenv" && words[1]?.text === "install") {
-    for (const word of words.slice(2)) if (!word.text.startsWith("-")) add(word, "pyenv install", minor(word));
+    for (const word of words.slice(2))
+      if (!word.text.startsWith("-")) addPython(sink, word, stage, "pyenv install", minorOf2(word));
     return;
   }
   if (program === "uv" && words[1]?.text === "python" && words[2]?.text === "install") {
     const targets2 = optionFree(words.slice(3), UV_PYTHON_INSTALL_VALUES);
-    for (const word of targets2) add(word, "uv python install", minor(word));
-    if (targets2.length === 0) add(words[2], "uv python install", void 0);
+    for (const word of targets2) addPython(sink, word, stage, "uv python install", minorOf2(word));
+    if (targets2.length === 0) addPython(sink, words[2], stage, "uv python install", void 0);
     return;
   }
   if (program === "uv" && (words[1]?.text === "venv" || words[1]?.text === "sync")) {
     const args = words.slice(2);
     for (let i = 0; i < args.length; i++) {
       const text2 = args[i].text;
-      const joined = /^--python=/.exec(text2) ? text2.slice("--python=".length) : /^-p./.test(text2) ? text2.slice(2) : void 0;
+      const joined = text2.startsWith("--python=") ? text2.slice("--python=".length) : text2.startsWith("-p") && text2.length > 2 && text2[2] !== "-" ? text2.slice(2) : void 0;
       const word = joined !== void 0 ? args[i] : text2 === "--python" || text2 === "-p" ? args[++i] : void 0;
       if (!word) continue;
-      const request2 = joined ?? word.text;
-      const version2 = word.unresolved ? void 0 : PYTHON_MINOR.exec(request2);
+      const version2 = word.unresolved ? void 0 : PYTHON_MINOR.exec(joined ?? word.text);
       if (version2 || word.unresolved)
-        add(word, `uv ${words[1].text} --python`, version2 ? `${version2[1]}.${version2[2]}` : void 0);
+        addPython(
+          sink,
+          word,
+          stage,
+          `uv ${words[1].text} --python`,
+          version2 ? `${version2[1]}.${version2[2]}` : void 0
+        );
     }
     return;
   }
@@ -42779,9 +42777,23 @@ function recordPython(sink, program, words, stage) {
     if (!word.text.includes("conda") && !word.text.includes("forge")) continue;
     const installer = CONDA_INSTALLER.exec(word.text);
     if (!installer) continue;
-    add(word, `the ${installer[1]} installer`, installer[3] ? `${installer[2]}.${installer[3]}` : void 0);
+    addPython(
+      sink,
+      word,
+      stage,
+      `the ${installer[1]} installer`,
+      installer[3] ? `${installer[2]}.${installer[3]}` : void 0
+    );
     return;
   }
+}
+function addPython(sink, word, stage, by, version2) {
+  sink.pythons.push({ span: word.span, stage, by, version: version2 });
+}
+function minorOf2(word) {
+  if (word.unresolved) return void 0;
+  const m = PYTHON_MINOR.exec(word.text);
+  return m ? `${m[1]}.${m[2]}` : void 0;
 }
 var UV_PYTHON_INSTALL_VALUES = /^(?:-i|-d|--install-dir|--mirror|--pypy-mirror|--python-downloads-json-url|--cache-dir|--config-file|--directory|--project|--color|--allow-insecure-host)$/;
 function optionFree(args, takesValue) {
@@ -44910,7 +44922,7 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
         sink,
         body,
         start,
-        `the image of ${placeholders.map((container) => `container ${container.name}`).join(", ")}, which gets NVIDIA GPUs, is not a reference here (${placeholders[0].image.reference})`,
+        `the image of ${placeholders.map((container) => `container ${container.name}`).join(", ")}, which gets NVIDIA GPUs, cannot be judged: ${placeholders[0].image.unresolved}`,
         text2,
         true
       );
@@ -45200,7 +45212,7 @@ var Reader = class {
         reference,
         ...parts,
         ...tagSpan ? { tagSpan, tagMap } : {},
-        ...templated ? { unresolved: "the image is a template or a variable, not a reference" } : {},
+        ...templated ? { unresolved: `"${reference}" is a template or a variable, not an image reference` } : {},
         ...invalid ? { unresolved: `"${reference}" is a placeholder, not an image reference` } : {}
       },
       gpu: runtimeGpu || share || this.requestsGpu(container, shape === "trainer" ? "resourcesPerNode" : "resources") || this.claimsGpu(container, spec2),

@@ -106,7 +106,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
         sink,
         body,
         start,
-        `the image of ${placeholders.map((container) => `container ${container.name}`).join(', ')}, which gets NVIDIA GPUs, is not a reference here (${placeholders[0]!.image.reference})`,
+        `the image of ${placeholders.map((container) => `container ${container.name}`).join(', ')}, which gets NVIDIA GPUs, cannot be judged: ${placeholders[0]!.image.unresolved}`,
         text,
         true,
       );
@@ -512,7 +512,7 @@ class Reader {
         reference,
         ...parts,
         ...(tagSpan ? { tagSpan, tagMap: tagMap! } : {}),
-        ...(templated ? { unresolved: 'the image is a template or a variable, not a reference' } : {}),
+        ...(templated ? { unresolved: `"${reference}" is a template or a variable, not an image reference` } : {}),
         ...(invalid ? { unresolved: `"${reference}" is a placeholder, not an image reference` } : {}),
       },
       gpu:
