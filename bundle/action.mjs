@@ -50798,7 +50798,7 @@ var DockerfileIndex = class {
     this.imageClaims = groupBy(all, (i) => claims[i].kind === "image" ? claims[i].stage : void 0);
     this.contextClaims = groupBy(all, (i) => claims[i].stage === void 0 ? claims[i].context : void 0);
     const pythons = groupBy(file2.pythons, (python) => python.stage);
-    this.pythonsOf = this.tree.inherited((stage) => pythons.get(stage) ?? []);
+    this.chainPythons = this.tree.inherited((stage) => pythons.get(stage) ?? []);
   }
   file;
   claims;
@@ -50813,12 +50813,15 @@ var DockerfileIndex = class {
   contextClaims;
   tree;
   /** The Pythons a stage's RUNs and those of the stages it builds on install by script. */
-  pythonsOf;
+  chainPythons;
   copiesByStage;
   stagesByName = /* @__PURE__ */ new Map();
   /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
   copied = [];
   reached = [];
+  /** By stage, as `copied` and `reached`: the Pythons copied in with environments, and those an environment copied out holds. */
+  copiedPythons = [];
+  reachedPythons = [];
   environmentCopies;
   /**
    * The file's own claims that bear on a stage, in the file's claim order: claims of the stage and the stages it
@@ -50839,6 +50842,18 @@ var DockerfileIndex = class {
     this.computeUpTo(stage);
     return this.copied[stage] ?? [];
   }
+  /**
+   * The Pythons a stage's pip installs may run with, installed by script: by the stage and the stages it builds on,
+   * and with an environment it copies in (`COPY --from=build /opt/conda /opt/conda` brings the Python of build's
+   * Miniconda, which runs the packages installed there).
+   */
+  pythonsOf(stage) {
+    const chain = this.chainPythons(stage);
+    if (!this.copiesEnvironments) return chain;
+    this.computeUpTo(stage);
+    const copied = this.copiedPythons[stage] ?? [];
+    return copied.length === 0 ? chain : [.../* @__PURE__ */ new Set([...chain, ...copied])];
+  }
   /** Whether any `COPY --from` of the file brings an environment (a conda prefix, a virtualenv, site-packages). */
   get copiesEnvironments() {
     this.environmentCopies ??= this.file.copies.some(
@@ -50855,20 +50870,23 @@ var DockerfileIndex = class {
   computeUpTo(stage) {
     for (let at = this.copied.length; at <= stage; at++) {
       const copied = /* @__PURE__ */ new Set();
+      const pythons = /* @__PURE__ */ new Set();
       for (const copy of this.copiesByStage.get(at) ?? []) {
         if (copy.fromStage === void 0 || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
         const from = this.stageNamed(copy.fromStage);
         if (from === void 0 || from >= at) continue;
         for (const context of this.reached[from]) copied.add(context);
+        for (const python of this.reachedPythons[from]) pythons.add(python);
       }
       this.copied.push([...copied]);
+      this.copiedPythons.push([...pythons]);
       const parent = this.tree.parent(at);
+      const above = parent !== void 0 && parent < at;
       this.reached.push([
-        .../* @__PURE__ */ new Set([
-          ...this.contextsByStage.get(at) ?? [],
-          ...copied,
-          ...parent !== void 0 && parent < at ? this.reached[parent] : []
-        ])
+        .../* @__PURE__ */ new Set([...this.contextsByStage.get(at) ?? [], ...copied, ...above ? this.reached[parent] : []])
+      ]);
+      this.reachedPythons.push([
+        .../* @__PURE__ */ new Set([...this.chainPythons(at), ...pythons, ...above ? this.reachedPythons[parent] : []])
       ]);
     }
   }

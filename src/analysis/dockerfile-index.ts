@@ -25,12 +25,15 @@ export class DockerfileIndex {
   private readonly contextClaims: Map<number, number[]>;
   private readonly tree: StageTree;
   /** The Pythons a stage's RUNs and those of the stages it builds on install by script. */
-  readonly pythonsOf: (stage: number) => readonly PythonFact[];
+  private readonly chainPythons: (stage: number) => readonly PythonFact[];
   private readonly copiesByStage: Map<number, ParsedFile['copies'][number][]>;
   private readonly stagesByName = new Map<string, number>();
   /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
   private readonly copied: InstallContext[][] = [];
   private readonly reached: (readonly InstallContext[])[] = [];
+  /** By stage, as `copied` and `reached`: the Pythons copied in with environments, and those an environment copied out holds. */
+  private readonly copiedPythons: (readonly PythonFact[])[] = [];
+  private readonly reachedPythons: (readonly PythonFact[])[] = [];
   private environmentCopies?: boolean;
 
   constructor(
@@ -55,7 +58,7 @@ export class DockerfileIndex {
     this.imageClaims = groupBy(all, (i) => (claims[i]!.kind === 'image' ? claims[i]!.stage : undefined));
     this.contextClaims = groupBy(all, (i) => (claims[i]!.stage === undefined ? claims[i]!.context : undefined));
     const pythons = groupBy(file.pythons, (python) => python.stage);
-    this.pythonsOf = this.tree.inherited((stage) => pythons.get(stage) ?? []);
+    this.chainPythons = this.tree.inherited((stage) => pythons.get(stage) ?? []);
   }
 
   /**
@@ -81,6 +84,19 @@ export class DockerfileIndex {
     return this.copied[stage] ?? [];
   }
 
+  /**
+   * The Pythons a stage's pip installs may run with, installed by script: by the stage and the stages it builds on,
+   * and with an environment it copies in (`COPY --from=build /opt/conda /opt/conda` brings the Python of build's
+   * Miniconda, which runs the packages installed there).
+   */
+  pythonsOf(stage: number): readonly PythonFact[] {
+    const chain = this.chainPythons(stage);
+    if (!this.copiesEnvironments) return chain;
+    this.computeUpTo(stage);
+    const copied = this.copiedPythons[stage] ?? [];
+    return copied.length === 0 ? chain : [...new Set([...chain, ...copied])];
+  }
+
   /** Whether any `COPY --from` of the file brings an environment (a conda prefix, a virtualenv, site-packages). */
   private get copiesEnvironments(): boolean {
     this.environmentCopies ??= this.file.copies.some(
@@ -98,20 +114,23 @@ export class DockerfileIndex {
   private computeUpTo(stage: number): void {
     for (let at = this.copied.length; at <= stage; at++) {
       const copied = new Set<InstallContext>();
+      const pythons = new Set<PythonFact>();
       for (const copy of this.copiesByStage.get(at) ?? []) {
         if (copy.fromStage === undefined || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
         const from = this.stageNamed(copy.fromStage);
         if (from === undefined || from >= at) continue;
         for (const context of this.reached[from]!) copied.add(context);
+        for (const python of this.reachedPythons[from]!) pythons.add(python);
       }
       this.copied.push([...copied]);
+      this.copiedPythons.push([...pythons]);
       const parent = this.tree.parent(at);
+      const above = parent !== undefined && parent < at;
       this.reached.push([
-        ...new Set([
-          ...(this.contextsByStage.get(at) ?? []),
-          ...copied,
-          ...(parent !== undefined && parent < at ? this.reached[parent]! : []),
-        ]),
+        ...new Set([...(this.contextsByStage.get(at) ?? []), ...copied, ...(above ? this.reached[parent]! : [])]),
+      ]);
+      this.reachedPythons.push([
+        ...new Set([...this.chainPythons(at), ...pythons, ...(above ? this.reachedPythons[parent]! : [])]),
       ]);
     }
   }
