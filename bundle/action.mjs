@@ -50819,7 +50819,7 @@ var DockerfileIndex = class {
   /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
   copied = [];
   reached = [];
-  /** By stage, as `copied` and `reached`: the Pythons copied in with environments, and those an environment copied out holds. */
+  /** By stage, as `copied` and `reached`: Pythons copied in with environments, and those an environment out holds. */
   copiedPythons = [];
   reachedPythons = [];
   environmentCopies;

@@ -31,7 +31,7 @@ export class DockerfileIndex {
   /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
   private readonly copied: InstallContext[][] = [];
   private readonly reached: (readonly InstallContext[])[] = [];
-  /** By stage, as `copied` and `reached`: the Pythons copied in with environments, and those an environment copied out holds. */
+  /** By stage, as `copied` and `reached`: Pythons copied in with environments, and those an environment out holds. */
   private readonly copiedPythons: (readonly PythonFact[])[] = [];
   private readonly reachedPythons: (readonly PythonFact[])[] = [];
   private environmentCopies?: boolean;
