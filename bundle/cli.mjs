@@ -44763,62 +44763,68 @@ function parseUvLock(path, text2) {
   for (const root2 of roots) {
     const project = stringAt(root2, "name")?.value ?? "";
     const selections = [];
-    const base = (extras2) => refs(root2.entries.get("dependencies"), extras2);
-    const none = activeExtras(project, []);
-    selections.push({ name: "the project", extras: none, refs: base(none) });
+    const base = (env) => refs(root2.entries.get("dependencies"), env);
+    selections.push({ name: "the project", extras: activeExtras(project, []), direct: base });
     const extras = root2.entries.get("optional-dependencies");
     if (extras?.kind === "table")
-      for (const [extra, value] of extras.entries) {
-        const active = activeExtras(project, [extra]);
-        selections.push({ name: `extra ${extra}`, extras: active, refs: [...base(active), ...refs(value, active)] });
-      }
+      for (const [extra, value] of extras.entries)
+        selections.push({
+          name: `extra ${extra}`,
+          extras: activeExtras(project, [extra]),
+          direct: (env) => [...base(env), ...refs(value, env)]
+        });
     const groups = root2.entries.get("dev-dependencies");
     if (groups?.kind === "table")
       for (const [group, value] of groups.entries) {
         const active = activeExtras(project, [], [group]);
-        selections.push({ name: `group ${group}`, extras: active, refs: [...base(active), ...refs(value, active)] });
-        selections.push({ name: `only group ${group}`, extras: active, refs: refs(value, active) });
+        selections.push({
+          name: `group ${group}`,
+          extras: active,
+          direct: (env) => [...base(env), ...refs(value, env)]
+        });
+        selections.push({ name: `only group ${group}`, extras: active, direct: (env) => refs(value, env) });
       }
-    for (const selection of selections) {
-      const { order: installed, through } = closure(selection.refs, byName, selection.extras);
-      budget -= installed.length;
-      if (budget < 0) {
-        if (budget + installed.length >= 0)
-          sink.problems.push({
-            span: root2.span,
-            message: `too many selections and packages to check each one; ${selection.name} and those after it were not checked`
-          });
-        break;
-      }
-      const byRegistry = /* @__PURE__ */ new Map();
-      for (const locked of installed) {
-        const key = locked.registry && !PYPI3.test(locked.registry.value) ? locked.registry.value : "";
-        const group = byRegistry.get(key) ?? [];
-        if (!group.includes(locked)) group.push(locked);
-        byRegistry.set(key, group);
-      }
-      for (const [registry2, group] of byRegistry) {
-        const id = sink.contexts.length;
-        const first = group.find((locked) => locked.registry?.value === registry2)?.registry;
-        const indexes = registry2 && first ? [{ kind: "index-url", url: registry2, urlSpan: textSpan(first), span: textSpan(first), context: id }] : [];
-        sink.indexes.push(...indexes);
-        const context = {
-          id,
-          tool: "uv",
-          span: { start: 0, end: 0 },
-          indexes,
-          includes: [],
-          channels: [],
-          variant: selection.name
-        };
-        sink.contexts.push(context);
-        for (const locked of group) sink.packages.push(lockedFact(locked, id, through.get(locked)));
+    checking: for (const selection of selections) {
+      for (const { name, order: installed, through } of resolveSelection(selection, byName)) {
+        budget -= installed.length;
+        if (budget < 0) {
+          if (budget + installed.length >= 0)
+            sink.problems.push({
+              span: root2.span,
+              message: `too many selections and packages to check each one; ${selection.name} and those after it were not checked`
+            });
+          break checking;
+        }
+        const byRegistry = /* @__PURE__ */ new Map();
+        for (const locked of installed) {
+          const key = locked.registry && !PYPI3.test(locked.registry.value) ? locked.registry.value : "";
+          const group = byRegistry.get(key) ?? [];
+          if (!group.includes(locked)) group.push(locked);
+          byRegistry.set(key, group);
+        }
+        for (const [registry2, group] of byRegistry) {
+          const id = sink.contexts.length;
+          const first = group.find((locked) => locked.registry?.value === registry2)?.registry;
+          const indexes = registry2 && first ? [{ kind: "index-url", url: registry2, urlSpan: textSpan(first), span: textSpan(first), context: id }] : [];
+          sink.indexes.push(...indexes);
+          const context = {
+            id,
+            tool: "uv",
+            span: { start: 0, end: 0 },
+            indexes,
+            includes: [],
+            channels: [],
+            variant: name
+          };
+          sink.contexts.push(context);
+          for (const locked of group) sink.packages.push(lockedFact(locked, id, through.get(locked)));
+        }
       }
     }
   }
   return sink.finish(path, "uv-lock", source);
 }
-function closure(direct, byName, extras) {
+function closure(direct, byName, env) {
   const seen = /* @__PURE__ */ new Set();
   const extrasSeen = /* @__PURE__ */ new Map();
   const order = [];
@@ -44834,7 +44840,7 @@ function closure(direct, byName, extras) {
       if (!own2) children.set(parent, own2 = /* @__PURE__ */ new Set());
       own2.add(locked);
     } else roots.add(locked);
-    const follow = (value) => queue.push(...refs(value, extras).map((child) => ({ ref: child, parent: locked })));
+    const follow = (value) => queue.push(...refs(value, env).map((child) => ({ ref: child, parent: locked })));
     if (!seen.has(locked)) {
       seen.add(locked);
       order.push(locked);
@@ -44865,19 +44871,38 @@ function closure(direct, byName, extras) {
   return { order, through };
 }
 var verdicts = /* @__PURE__ */ new WeakMap();
-function refs(value, extras) {
+function refs(value, env) {
   if (value?.kind !== "array") return [];
-  let known2 = verdicts.get(extras);
-  if (!known2) verdicts.set(extras, known2 = /* @__PURE__ */ new Map());
+  let known2 = verdicts.get(env);
+  if (!known2) verdicts.set(env, known2 = /* @__PURE__ */ new Map());
   const holds3 = (marker) => {
     if (marker === void 0) return true;
     let verdict = known2.get(marker);
-    if (verdict === void 0 && !known2.has(marker)) known2.set(marker, verdict = evaluateMarker(marker, { extras }));
+    if (verdict === void 0 && !known2.has(marker)) known2.set(marker, verdict = evaluateMarker(marker, env));
     return verdict !== false;
   };
   return value.items.filter(
     (item) => item.kind === "table" && holds3(stringAt(item, "marker")?.value)
   );
+}
+var MACHINES = ["x86_64", "aarch64"];
+function resolveSelection(selection, byName) {
+  const anyMachine = { extras: selection.extras };
+  const whole = closure(selection.direct(anyMachine), byName, anyMachine);
+  if (!twoVersions(whole.order)) return [{ name: selection.name, ...whole }];
+  const perMachine = MACHINES.map((machine) => {
+    const env = { extras: selection.extras, values: { platform_machine: machine } };
+    return { name: `${selection.name} on ${machine}`, ...closure(selection.direct(env), byName, env) };
+  });
+  return perMachine.some((part) => twoVersions(part.order)) ? [{ name: selection.name, ...whole }] : perMachine;
+}
+function twoVersions(installed) {
+  const names = /* @__PURE__ */ new Set();
+  for (const locked of installed) {
+    if (names.has(locked.name)) return true;
+    names.add(locked.name);
+  }
+  return false;
 }
 function resolve(ref, byName) {
   const name = stringAt(ref, "name");
@@ -45081,7 +45106,7 @@ function releaseFor(kb, pkg, version2) {
   const owners = kb.torchForCompanion(pkg.name, version2);
   return owners[0];
 }
-function resolveTorchBuild(pkg, indexes, kb) {
+function resolveTorchBuild(pkg, indexes, kb, machine = "x86_64") {
   if (pkg.ecosystem !== "pip" || !pkg.exact || !TORCH_FAMILY.has(pkg.name)) return void 0;
   const version2 = publicVersion(pkg.exact);
   const release = releaseFor(kb, pkg, version2);
@@ -45151,7 +45176,7 @@ function resolveTorchBuild(pkg, indexes, kb) {
       });
     return result2({ cuda: build.cuda, cpu: false, source: "index-url", index: primary });
   }
-  const pypi = release?.pypiDefault ? cudaFromTag(release.pypiDefault) : void 0;
+  const pypi = machine === "x86_64" && release?.pypiDefault ? cudaFromTag(release.pypiDefault) : void 0;
   const unserved = extras.find((index) => served(index) && !served(index).cpu);
   const fellBack = unserved && release ? served(unserved) : void 0;
   return result2({
@@ -46681,7 +46706,8 @@ function selectionUnits(file2, claimsOf, kb, covered) {
           files: [file2],
           claims: claims.filter((claim2) => own2(claim2.context)),
           invocations: contexts.map((context) => makeInvocation([{ file: file2, context }])),
-          rootPackages: file2.packages.filter((pkg) => ids.has(pkg.context))
+          rootPackages: file2.packages.filter((pkg) => ids.has(pkg.context)),
+          ...selectionMachine(variant)
         },
         kb
       )
@@ -46698,6 +46724,7 @@ function dockerStageUnit(index, stage, links, claimsOf, kb) {
   const seen = /* @__PURE__ */ new Set([file2]);
   const linkedFiles = [];
   const selected = /* @__PURE__ */ new Map();
+  const { machine, named } = stageMachine(file2, stage);
   const skipped = /* @__PURE__ */ new Map();
   for (const context of contexts) {
     const contextLinks = index.linksByContext.get(context.id) ?? [];
@@ -46712,7 +46739,7 @@ function dockerStageUnit(index, stage, links, claimsOf, kb) {
       linkedFiles.push(member);
     }
     const members2 = linked.flatMap((member) => {
-      const chosen = selectedContexts(member, contextLinks);
+      const chosen = selectedContexts(member, contextLinks, machine);
       if (hasSelections(member.kind)) {
         const ids = selected.get(member) ?? /* @__PURE__ */ new Set();
         for (const c of chosen) ids.add(c.id);
@@ -46749,7 +46776,9 @@ function dockerStageUnit(index, stage, links, claimsOf, kb) {
       invocations,
       rootPackages: index.packagesOf(contexts),
       memberPackages,
-      pythons: index.pythonsOf(stage)
+      pythons: index.pythonsOf(stage),
+      machine,
+      platform: named
     },
     kb
   );
@@ -46758,7 +46787,7 @@ function defaultSelection(kind) {
   const format = formatOf(kind);
   return format.units === "selections" ? format.defaultSelection : [];
 }
-function selectedContexts(member, via) {
+function selectedContexts(member, via, machine) {
   if (!hasSelections(member.kind)) return member.contexts;
   const selects = new Set(
     via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind))
@@ -46766,8 +46795,27 @@ function selectedContexts(member, via) {
   return member.contexts.filter((context) => {
     const variant = context.variant ?? "";
     const on = variant.indexOf(" on ");
-    return selects.has("*") || selects.has(variant) || variant.startsWith("environment ") && on > 0 && selects.has(variant.slice(0, on)) || selects.has("*extras") && variant.startsWith("extra ") || selects.has("*environments") && variant.startsWith("environment ");
+    if (on > 0 && machine && !onMachine(variant.slice(on + 4), machine)) return false;
+    const selection = on > 0 ? variant.slice(0, on) : variant;
+    return selects.has("*") || selects.has(selection) || selects.has("*extras") && variant.startsWith("extra ") || selects.has("*environments") && variant.startsWith("environment ");
   });
+}
+var NO_PYTHONS2 = [];
+function selectionMachine(variant) {
+  const on = variant?.lastIndexOf(" on ") ?? -1;
+  if (on < 0) return {};
+  const platform = variant.slice(on + 4);
+  if (onMachine(platform, "aarch64")) return { machine: "aarch64", platform: "aarch64" };
+  if (onMachine(platform, "x86_64")) return { machine: "x86_64", platform: "x86_64" };
+  return {};
+}
+function onMachine(platform, machine) {
+  return machine === "aarch64" ? platform === "aarch64" || platform === "linux-aarch64" : platform === "x86_64" || platform === "linux-64";
+}
+function stageMachine(file2, stage) {
+  const platform = file2.images.find((image) => image.stage === StageTree.of(file2).root(stage))?.platform ?? "";
+  if (/arm64|aarch64/i.test(platform)) return { machine: "aarch64", named: "aarch64" };
+  return /amd64|x86_64/i.test(platform) ? { machine: "x86_64", named: "x86_64" } : { machine: "x86_64" };
 }
 var CARRIES_TORCH_CUDA = /* @__PURE__ */ new Set(["vllm", "xformers"]);
 function builtWithTorch(file2, pkg, invocation, hidden, kb) {
@@ -46824,10 +46872,13 @@ function finishUnit(parts, kb) {
   );
   for (const file2 of files) {
     for (const pkg of unitPackages(file2)) {
-      if (pkg.ecosystem === "pip" && pkg.markers?.includes("python_version")) {
-        pythons ??= unitPythons(surroundings(), kb);
-        const markers = pkg.markers;
-        if (pythons.length > 0 && pythons.every((python) => evaluateMarker(markers, { values: { python_version: python } }) === false)) {
+      const markers = pkg.ecosystem === "pip" ? pkg.markers : void 0;
+      const byMachine = parts.platform && markers?.includes("platform_machine");
+      if (markers && (byMachine || markers.includes("python_version"))) {
+        pythons ??= markers.includes("python_version") ? unitPythons(surroundings(), kb) : NO_PYTHONS2;
+        const machine = byMachine ? { platform_machine: parts.platform } : {};
+        const holds3 = (python) => evaluateMarker(markers, { values: python ? { ...machine, python_version: python } : machine }) !== false;
+        if (pythons.length > 0 ? !pythons.some(holds3) : byMachine && !holds3(void 0)) {
           (notInstalled ??= /* @__PURE__ */ new Set()).add(pkg);
           continue;
         }
@@ -46835,7 +46886,7 @@ function finishUnit(parts, kb) {
       const context = file2.contexts[pkg.context];
       const invocation = context ? invocationOf.get(context) : void 0;
       const hidden = (invocation && flags.get(invocation)?.hidden) ?? false;
-      const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
+      const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb, parts.machine);
       const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? void 0 : resolved;
       packages.push({ file: file2, pkg, invocation, build });
       const unpinned = hidden || kept?.has(pkg) || !pkg.exact && pkg.ecosystem === "pip" && !context?.replacesInstalled && !(invocation && flags.get(invocation)?.upgrades) && pinnedWithin(pinned, pkg) ? void 0 : (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(

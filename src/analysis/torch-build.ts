@@ -48,6 +48,7 @@ export function resolveTorchBuild(
   pkg: PackageFact,
   indexes: readonly IndexFact[],
   kb: KnowledgeBase,
+  machine: 'x86_64' | 'aarch64' = 'x86_64',
 ): TorchBuild | undefined {
   if (pkg.ecosystem !== 'pip' || !pkg.exact || !TORCH_FAMILY.has(pkg.name)) return undefined;
   const version = publicVersion(pkg.exact);
@@ -132,7 +133,8 @@ export function resolveTorchBuild(
     return result({ cuda: build.cuda!, cpu: false, source: 'index-url', index: primary });
   }
 
-  const pypi = release?.pypiDefault ? cudaFromTag(release.pypiDefault) : undefined;
+  // The knowledge records PyPI's build for Linux x86_64; what PyPI gives on aarch64 is not known here.
+  const pypi = machine === 'x86_64' && release?.pypiDefault ? cudaFromTag(release.pypiDefault) : undefined;
   const unserved = extras.find((index) => served(index) && !served(index)!.cpu);
   const fellBack = unserved && release ? served(unserved) : undefined;
   return result({

@@ -339,6 +339,7 @@ function selectionUnits(
           claims: claims.filter((claim) => own(claim.context)),
           invocations: contexts.map((context) => makeInvocation([{ file, context }])),
           rootPackages: file.packages.filter((pkg) => ids.has(pkg.context)),
+          ...selectionMachine(variant),
         },
         kb,
       ),
@@ -363,6 +364,7 @@ function dockerStageUnit(
   const linkedFiles: ParsedFile[] = [];
   // The context ids of each file with selections (a pyproject.toml, a lock) that this stage installs.
   const selected = new Map<ParsedFile, Set<number>>();
+  const { machine, named } = stageMachine(file, stage);
   /** The packages a command leaves out of a file it installs (`uv sync --no-install-package torch`), by file. */
   const skipped = new Map<ParsedFile, Set<string>>();
   for (const context of contexts) {
@@ -378,7 +380,7 @@ function dockerStageUnit(
       linkedFiles.push(member);
     }
     const members = linked.flatMap((member) => {
-      const chosen = selectedContexts(member, contextLinks);
+      const chosen = selectedContexts(member, contextLinks, machine);
       if (hasSelections(member.kind)) {
         const ids = selected.get(member) ?? new Set();
         for (const c of chosen) ids.add(c.id);
@@ -421,6 +423,8 @@ function dockerStageUnit(
       rootPackages: index.packagesOf(contexts),
       memberPackages,
       pythons: index.pythonsOf(stage),
+      machine,
+      platform: named,
     },
     kb,
   );
@@ -440,23 +444,61 @@ function defaultSelection(kind: ParsedFile['kind']): readonly string[] {
  * names (`uv sync --extra cu124` → "extra cu124"; `pixi install -e cuda` → "environment cuda", on every
  * platform; none named → defaultSelection; `--all-extras` → "*extras").
  */
-export function selectedContexts(member: ParsedFile, via: readonly Link[]): readonly InstallContext[] {
+export function selectedContexts(
+  member: ParsedFile,
+  via: readonly Link[],
+  machine?: Machine,
+): readonly InstallContext[] {
   if (!hasSelections(member.kind)) return member.contexts;
   const selects = new Set(
     via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind)),
   );
   return member.contexts.filter((context) => {
     const variant = context.variant ?? '';
-    // A pixi environment that installs differently per platform is one selection per platform ("… on linux-64").
+    // A selection that installs differently per platform is one selection per platform: a pixi environment's
+    // ("… on linux-64"), a uv lock's that resolves per machine ("… on aarch64"). A stage runs on one machine.
     const on = variant.indexOf(' on ');
+    if (on > 0 && machine && !onMachine(variant.slice(on + 4), machine)) return false;
+    const selection = on > 0 ? variant.slice(0, on) : variant;
     return (
       selects.has('*') ||
-      selects.has(variant) ||
-      (variant.startsWith('environment ') && on > 0 && selects.has(variant.slice(0, on))) ||
+      selects.has(selection) ||
       (selects.has('*extras') && variant.startsWith('extra ')) ||
       (selects.has('*environments') && variant.startsWith('environment '))
     );
   });
+}
+
+/** The machines Linux GPU nodes run, as `platform_machine` names them. */
+export type Machine = 'x86_64' | 'aarch64';
+
+const NO_PYTHONS: readonly string[] = [];
+
+/** The machine of a per-machine selection (`extra cpu on aarch64`, `environment cuda on linux-64`), where it is one. */
+function selectionMachine(variant: string | undefined): { machine?: Machine; platform?: Machine } {
+  const on = variant?.lastIndexOf(' on ') ?? -1;
+  if (on < 0) return {};
+  const platform = variant!.slice(on + 4);
+  if (onMachine(platform, 'aarch64')) return { machine: 'aarch64', platform: 'aarch64' };
+  if (onMachine(platform, 'x86_64')) return { machine: 'x86_64', platform: 'x86_64' };
+  return {};
+}
+
+/** Whether a selection's platform (`linux-64`, `linux-aarch64`, `x86_64`, `aarch64`, `osx-arm64`) is this machine's. */
+function onMachine(platform: string, machine: Machine): boolean {
+  return machine === 'aarch64'
+    ? platform === 'aarch64' || platform === 'linux-aarch64'
+    : platform === 'x86_64' || platform === 'linux-64';
+}
+
+/**
+ * The machine a stage is built for: the platform its FROM names (`--platform=linux/arm64`), else x86_64, what a build
+ * without `--platform` on an x86_64 builder (nearly every CI runner) gives.
+ */
+function stageMachine(file: ParsedFile, stage: number): { machine: Machine; named?: Machine } {
+  const platform = file.images.find((image) => image.stage === StageTree.of(file).root(stage))?.platform ?? '';
+  if (/arm64|aarch64/i.test(platform)) return { machine: 'aarch64', named: 'aarch64' };
+  return /amd64|x86_64/i.test(platform) ? { machine: 'x86_64', named: 'x86_64' } : { machine: 'x86_64' };
 }
 
 /**
@@ -516,6 +558,13 @@ interface UnitParts {
   readonly memberPackages?: ReadonlyMap<ParsedFile, readonly PackageFact[]>;
   /** The Pythons a Dockerfile stage installs by script (a Miniconda installer, `uv python install`). */
   readonly pythons?: readonly PythonFact[];
+  /**
+   * The machine the unit's installs run on: a stage's (its FROM's `--platform`, else x86_64), a lock's per-machine
+   * selection's; x86_64 where nothing says.
+   */
+  readonly machine?: Machine;
+  /** The machine, where the unit names it (`--platform=linux/arm64`, a lock's `… on aarch64`): markers judge it. */
+  readonly platform?: Machine;
 }
 
 function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
@@ -552,14 +601,16 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   for (const file of files) {
     for (const pkg of unitPackages(file)) {
       // A requirement whose marker no Python the unit may run satisfies is not installed (`; python_version ==
-      // "3.13"` on Ubuntu 24.04's python3.12): pip skips it.
-      if (pkg.ecosystem === 'pip' && pkg.markers?.includes('python_version')) {
-        pythons ??= unitPythons(surroundings(), kb);
-        const markers = pkg.markers;
-        if (
-          pythons.length > 0 &&
-          pythons.every((python) => evaluateMarker(markers, { values: { python_version: python } }) === false)
-        ) {
+      // "3.13"` on Ubuntu 24.04's python3.12): pip skips it. So is one for another machine than the unit's, where the
+      // unit says which (`platform_machine == 'aarch64'` in a stage built FROM --platform=linux/amd64).
+      const markers = pkg.ecosystem === 'pip' ? pkg.markers : undefined;
+      const byMachine = parts.platform && markers?.includes('platform_machine');
+      if (markers && (byMachine || markers.includes('python_version'))) {
+        pythons ??= markers.includes('python_version') ? unitPythons(surroundings(), kb) : NO_PYTHONS;
+        const machine: Record<string, string> = byMachine ? { platform_machine: parts.platform! } : {};
+        const holds = (python: string | undefined) =>
+          evaluateMarker(markers, { values: python ? { ...machine, python_version: python } : machine }) !== false;
+        if (pythons.length > 0 ? !pythons.some(holds) : byMachine && !holds(undefined)) {
           (notInstalled ??= new Set()).add(pkg);
           continue;
         }
@@ -570,7 +621,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       // index serves a requirement is not known: only a build its own name or URL gives, or a --index-url written
       // on the command (which replaces the file's), is.
       const hidden = (invocation && flags.get(invocation)?.hidden) ?? false;
-      const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
+      const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb, parts.machine);
       const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? undefined : resolved;
       packages.push({ file, pkg, invocation, build });
       // What a range (or no version) installs: every release it admits has one CUDA major on PyPI, or else the

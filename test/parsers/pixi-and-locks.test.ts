@@ -266,6 +266,25 @@ describe('pixi.lock', () => {
   });
 });
 
+describe('uv.lock forks per machine', () => {
+  it('splits a selection that installs two versions of a package by machine, and only then', () => {
+    // InvokeAI's lock: each extra installs its own build on x86_64 and PyPI's torch 2.7.1 on aarch64.
+    const dir = join(ROOT, 'fixtures', 'rules', 'cpu-wheel', 'ok-uv-lock-machine-forks');
+    const file = parseFile('uv.lock', readFileSync(join(dir, 'uv.lock'), 'utf8'), 'uv-lock');
+    const torch = (variant: string) =>
+      file.packages
+        .filter((pkg) => pkg.name === 'torch' && file.contexts[pkg.context]!.variant === variant)
+        .map((pkg) => pkg.exact);
+    expect(torch('extra cpu on x86_64')).toEqual(['2.7.1+cpu']);
+    expect(torch('extra cpu on aarch64')).toEqual(['2.7.1']);
+    expect(torch('extra rocm on x86_64')).toEqual(['2.10.0+rocm7.1']);
+    expect(torch('extra cpu')).toEqual([]);
+    // The project alone installs PyPI's torch on both machines: one selection.
+    expect(torch('the project')).toEqual(['2.7.1']);
+    expect(file.contexts.some((context) => context.variant === 'the project on x86_64')).toBe(false);
+  });
+});
+
 describe('poetry.lock and conda-lock.yml', () => {
   const POETRY = `[[package]]
 name = "torch"

@@ -20,7 +20,7 @@ import {
   type PackageFact,
   type ParsedFile,
 } from '../facts.js';
-import { activeExtras, evaluateMarker } from '../markers.js';
+import { activeExtras, evaluateMarker, type MarkerEnvironment } from '../markers.js';
 import { normalizePythonName } from '../python-requirement.js';
 import { SourceText, type Span } from '../source.js';
 import { lookup, readTomlRoot, stringAt, textSpan, type TomlString, type TomlTable, type TomlValue } from '../toml.js';
@@ -92,62 +92,69 @@ export function parseUvLock(path: string, text: string): ParsedFile {
     // Markers are judged with the selection's extras: uv's lock writes which of several conflicting builds each
     // extra installs as `extra == 'extra-8-nanochat-cpu'` (see markers.ts).
     const project = stringAt(root, 'name')?.value ?? '';
-    const selections: { name: string; extras: Set<string>; refs: TomlTable[] }[] = [];
-    const base = (extras: Set<string>) => refs(root.entries.get('dependencies'), extras);
-    const none = activeExtras(project, []);
-    selections.push({ name: 'the project', extras: none, refs: base(none) });
+    /** Each selection: its extras and groups, and its direct references in an environment with them. */
+    const selections: { name: string; extras: Set<string>; direct: (env: MarkerEnvironment) => TomlTable[] }[] = [];
+    const base = (env: MarkerEnvironment) => refs(root.entries.get('dependencies'), env);
+    selections.push({ name: 'the project', extras: activeExtras(project, []), direct: base });
     const extras = root.entries.get('optional-dependencies');
     if (extras?.kind === 'table')
-      for (const [extra, value] of extras.entries) {
-        const active = activeExtras(project, [extra]);
-        selections.push({ name: `extra ${extra}`, extras: active, refs: [...base(active), ...refs(value, active)] });
-      }
+      for (const [extra, value] of extras.entries)
+        selections.push({
+          name: `extra ${extra}`,
+          extras: activeExtras(project, [extra]),
+          direct: (env) => [...base(env), ...refs(value, env)],
+        });
     const groups = root.entries.get('dev-dependencies');
     if (groups?.kind === 'table')
       for (const [group, value] of groups.entries) {
         const active = activeExtras(project, [], [group]);
-        selections.push({ name: `group ${group}`, extras: active, refs: [...base(active), ...refs(value, active)] });
+        selections.push({
+          name: `group ${group}`,
+          extras: active,
+          direct: (env) => [...base(env), ...refs(value, env)],
+        });
         // `uv sync --only-group G` installs the group without the project and its dependencies.
-        selections.push({ name: `only group ${group}`, extras: active, refs: refs(value, active) });
+        selections.push({ name: `only group ${group}`, extras: active, direct: (env) => refs(value, env) });
       }
 
-    for (const selection of selections) {
-      const { order: installed, through } = closure(selection.refs, byName, selection.extras);
-      budget -= installed.length;
-      if (budget < 0) {
-        if (budget + installed.length >= 0)
-          sink.problems.push({
-            span: root.span,
-            message: `too many selections and packages to check each one; ${selection.name} and those after it were not checked`,
-          });
-        break;
-      }
-      const byRegistry = new Map<string, Locked[]>();
-      for (const locked of installed) {
-        const key = locked.registry && !PYPI.test(locked.registry.value) ? locked.registry.value : '';
-        const group = byRegistry.get(key) ?? [];
-        if (!group.includes(locked)) group.push(locked);
-        byRegistry.set(key, group);
-      }
-      for (const [registry, group] of byRegistry) {
-        const id = sink.contexts.length;
-        const first = group.find((locked) => locked.registry?.value === registry)?.registry;
-        const indexes: IndexFact[] =
-          registry && first
-            ? [{ kind: 'index-url', url: registry, urlSpan: textSpan(first), span: textSpan(first), context: id }]
-            : [];
-        sink.indexes.push(...indexes);
-        const context: ContextDraft = {
-          id,
-          tool: 'uv',
-          span: { start: 0, end: 0 },
-          indexes,
-          includes: [],
-          channels: [],
-          variant: selection.name,
-        };
-        sink.contexts.push(context);
-        for (const locked of group) sink.packages.push(lockedFact(locked, id, through.get(locked)));
+    checking: for (const selection of selections) {
+      for (const { name, order: installed, through } of resolveSelection(selection, byName)) {
+        budget -= installed.length;
+        if (budget < 0) {
+          if (budget + installed.length >= 0)
+            sink.problems.push({
+              span: root.span,
+              message: `too many selections and packages to check each one; ${selection.name} and those after it were not checked`,
+            });
+          break checking;
+        }
+        const byRegistry = new Map<string, Locked[]>();
+        for (const locked of installed) {
+          const key = locked.registry && !PYPI.test(locked.registry.value) ? locked.registry.value : '';
+          const group = byRegistry.get(key) ?? [];
+          if (!group.includes(locked)) group.push(locked);
+          byRegistry.set(key, group);
+        }
+        for (const [registry, group] of byRegistry) {
+          const id = sink.contexts.length;
+          const first = group.find((locked) => locked.registry?.value === registry)?.registry;
+          const indexes: IndexFact[] =
+            registry && first
+              ? [{ kind: 'index-url', url: registry, urlSpan: textSpan(first), span: textSpan(first), context: id }]
+              : [];
+          sink.indexes.push(...indexes);
+          const context: ContextDraft = {
+            id,
+            tool: 'uv',
+            span: { start: 0, end: 0 },
+            indexes,
+            includes: [],
+            channels: [],
+            variant: name,
+          };
+          sink.contexts.push(context);
+          for (const locked of group) sink.packages.push(lockedFact(locked, id, through.get(locked)));
+        }
       }
     }
   }
@@ -162,7 +169,7 @@ export function parseUvLock(path: string, text: string): ParsedFile {
 function closure(
   direct: readonly TomlTable[],
   byName: ReadonlyMap<string, readonly Locked[]>,
-  extras: ReadonlySet<string>,
+  env: MarkerEnvironment,
 ): { order: Locked[]; through: Map<Locked, Set<string>> } {
   const seen = new Set<Locked>();
   const extrasSeen = new Map<Locked, Set<string>>();
@@ -180,7 +187,7 @@ function closure(
       own.add(locked);
     } else roots.add(locked);
     const follow = (value: TomlValue | undefined) =>
-      queue.push(...refs(value, extras).map((child) => ({ ref: child, parent: locked })));
+      queue.push(...refs(value, env).map((child) => ({ ref: child, parent: locked })));
     if (!seen.has(locked)) {
       seen.add(locked);
       order.push(locked);
@@ -213,27 +220,62 @@ function closure(
 }
 
 /**
- * Each marker's verdict per selection's extras: a lock repeats the same few markers on thousands of references (a
- * 2.3 MB uv.lock spent most of its parse evaluating them again).
+ * Each marker's verdict per environment (a selection's extras, and a machine where one is fixed): a lock repeats the
+ * same few markers on thousands of references (a 2.3 MB uv.lock spent most of its parse evaluating them again).
  */
-const verdicts = new WeakMap<ReadonlySet<string>, Map<string, ReturnType<typeof evaluateMarker>>>();
+const verdicts = new WeakMap<MarkerEnvironment, Map<string, ReturnType<typeof evaluateMarker>>>();
 
-/**
- * The references in a list of `{ name, version?, source?, marker? }` whose marker can hold on Linux with these extras.
- */
-function refs(value: TomlValue | undefined, extras: ReadonlySet<string>): TomlTable[] {
+/** The references in a list of `{ name, version?, source?, marker? }` whose marker can hold on Linux in `env`. */
+function refs(value: TomlValue | undefined, env: MarkerEnvironment): TomlTable[] {
   if (value?.kind !== 'array') return [];
-  let known = verdicts.get(extras);
-  if (!known) verdicts.set(extras, (known = new Map()));
+  let known = verdicts.get(env);
+  if (!known) verdicts.set(env, (known = new Map()));
   const holds = (marker: string | undefined): boolean => {
     if (marker === undefined) return true;
     let verdict = known.get(marker);
-    if (verdict === undefined && !known.has(marker)) known.set(marker, (verdict = evaluateMarker(marker, { extras })));
+    if (verdict === undefined && !known.has(marker)) known.set(marker, (verdict = evaluateMarker(marker, env)));
     return verdict !== false;
   };
   return value.items.filter(
     (item): item is TomlTable => item.kind === 'table' && holds(stringAt(item, 'marker')?.value),
   );
+}
+
+/** The machines Linux GPU nodes run, as `platform_machine` names them. */
+const MACHINES = ['x86_64', 'aarch64'] as const;
+
+/**
+ * What a selection installs (closure), on any Linux machine; or, where that holds two versions of one package, once
+ * per machine. A lock resolves per architecture where the project asks it to (InvokeAI's extras install `torch
+ * 2.7.1+cpu` on x86_64 and PyPI's `torch 2.7.1` on aarch64, each under a `platform_machine` marker): those are never
+ * installed together, and each machine's selection is named for it (`extra cpu on aarch64`).
+ */
+function resolveSelection(
+  selection: {
+    readonly name: string;
+    readonly extras: Set<string>;
+    readonly direct: (env: MarkerEnvironment) => TomlTable[];
+  },
+  byName: ReadonlyMap<string, readonly Locked[]>,
+): { name: string; order: Locked[]; through: Map<Locked, Set<string>> }[] {
+  const anyMachine: MarkerEnvironment = { extras: selection.extras };
+  const whole = closure(selection.direct(anyMachine), byName, anyMachine);
+  if (!twoVersions(whole.order)) return [{ name: selection.name, ...whole }];
+  const perMachine = MACHINES.map((machine) => {
+    const env: MarkerEnvironment = { extras: selection.extras, values: { platform_machine: machine } };
+    return { name: `${selection.name} on ${machine}`, ...closure(selection.direct(env), byName, env) };
+  });
+  return perMachine.some((part) => twoVersions(part.order)) ? [{ name: selection.name, ...whole }] : perMachine;
+}
+
+/** Whether a package is installed twice, in two versions (only one of them can be). */
+function twoVersions(installed: readonly Locked[]): boolean {
+  const names = new Set<string>();
+  for (const locked of installed) {
+    if (names.has(locked.name)) return true;
+    names.add(locked.name);
+  }
+  return false;
 }
 
 /** The locked entry a reference names: by name and, where given, version and registry; ambiguous → none. */
