@@ -44900,12 +44900,13 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
     }
     const before = sink.containers.length;
     new Reader(doc, source, sink, options2.images ?? {}, claims).document(doc.contents);
-    if (sink.containers.length === before && asksForGpus(body))
+    const asks = asksForGpus(body) && !holdsNoPod(body);
+    if (sink.containers.length === before && asks)
       readEmbedded(textsAskingForGpus(doc.contents), text2, source, sink, options2.images ?? {});
     const found = sink.containers.slice(before);
     const gpus = found.filter((container) => container.gpu);
     const placeholders = gpus.filter((container) => container.image.unresolved);
-    if (asksForGpus(body) && gpus.length === 0) {
+    if (asks && gpus.length === 0) {
       if (gpuRequestInText(doc.contents))
         notChecked(
           sink,
@@ -44988,9 +44989,9 @@ function whereTheImageIs(body) {
   return `no container that gets them is where the gate looks for the containers of ${kind ? `kind ${kind}` : "this document"}`;
 }
 function templateNotChecked(sink, body, start, text2) {
-  const gpu = asksForGpus(body);
-  const kind = KIND_LINE.exec(body)?.[1];
-  const blocks = !gpu && !(kind && NO_PODS.has(kind)) && TEMPLATE_BLOCK.test(body) && /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
+  const noPod = holdsNoPod(body);
+  const gpu = !noPod && asksForGpus(body);
+  const blocks = !gpu && !noPod && TEMPLATE_BLOCK.test(body) && /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
   notChecked(
     sink,
     body,
@@ -45002,6 +45003,24 @@ function templateNotChecked(sink, body, start, text2) {
   );
 }
 var NO_PODS = /* @__PURE__ */ new Set([
+  "DeviceClass",
+  "ResourceClaim",
+  "ResourceClaimTemplate",
+  "ResourceSlice",
+  "ClusterQueue",
+  "LocalQueue",
+  "ResourceFlavor",
+  "WorkloadPriorityClass",
+  "AdmissionCheck",
+  "Cohort",
+  "Topology",
+  "Queue",
+  "PodGroup",
+  "ElasticQuota",
+  "NodePool",
+  "EC2NodeClass",
+  "AKSNodeClass",
+  "RuntimeClass",
   "CustomResourceDefinition",
   "ConfigMap",
   "Secret",
@@ -45029,6 +45048,10 @@ var NO_PODS = /* @__PURE__ */ new Set([
   "Endpoints",
   "EndpointSlice"
 ]);
+function holdsNoPod(body) {
+  const kind = KIND_LINE.exec(body)?.[1];
+  return kind !== void 0 && NO_PODS.has(kind);
+}
 var TEMPLATE_BLOCK = /\{\{-?\s*(?:include|template|toYaml|tpl)\b|\|\s*(?:n?indent|toYaml)\b|^[ \t]*\{\{/m;
 function asksForGpus(body) {
   return (

@@ -82,12 +82,13 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
     new Reader(doc as Document, source, sink, options.images ?? {}, claims).document(doc.contents as Node | null);
     // A manifest another tool submits, written as a literal block inside this one (Argo's `resource.manifest: |`):
     // read where it asks for GPUs and reads as YAML on its own, at its own places in the file.
-    if (sink.containers.length === before && asksForGpus(body))
+    const asks = asksForGpus(body) && !holdsNoPod(body);
+    if (sink.containers.length === before && asks)
       readEmbedded(textsAskingForGpus(doc.contents as Node | null), text, source, sink, options.images ?? {});
     const found = sink.containers.slice(before);
     const gpus = found.filter((container) => container.gpu);
     const placeholders = gpus.filter((container) => container.image.unresolved);
-    if (asksForGpus(body) && gpus.length === 0) {
+    if (asks && gpus.length === 0) {
       // A manifest another tool submits, written as text (Argo's `resource.manifest`), asks in that text; a template
       // that YAML reads (`image: {{ .Values.image }}` is a flow mapping) is still a template.
       if (gpuRequestInText(doc.contents as Node | null))
@@ -204,11 +205,11 @@ function whereTheImageIs(body: string): string {
  * GPU request may be among them: said so, rather than that it asks for none.
  */
 function templateNotChecked(sink: FactSink, body: string, start: number, text: string): void {
-  const gpu = asksForGpus(body);
-  const kind = KIND_LINE.exec(body)?.[1];
+  const noPod = holdsNoPod(body);
+  const gpu = !noPod && asksForGpus(body);
   const blocks =
     !gpu &&
-    !(kind && NO_PODS.has(kind)) &&
+    !noPod &&
     TEMPLATE_BLOCK.test(body) &&
     /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
   notChecked(
@@ -225,10 +226,31 @@ function templateNotChecked(sink: FactSink, body: string, start: number, text: s
 }
 
 /**
- * Kubernetes kinds that never hold a pod (kubernetes.io/docs/reference/kubernetes-api/): whatever blocks a chart
- * writes into one, it asks for no GPU.
+ * Kinds that never hold a pod: a GPU resource named in one is a quota, a limit, a class or a queue's capacity, not a
+ * container's request, and whatever blocks a chart writes into one, it asks for no GPU. Kubernetes' own
+ * (kubernetes.io/docs/reference/kubernetes-api/, DRA's DeviceClass and claims: kubernetes.io/docs/concepts/
+ * scheduling-eviction/dynamic-resource-allocation/), Kueue's (kueue.sigs.k8s.io/docs/concepts/), Volcano's and the
+ * scheduler-plugins' queues and pod groups, Karpenter's node pools and classes (karpenter.sh/docs/concepts/).
  */
 const NO_PODS: ReadonlySet<string> = new Set([
+  'DeviceClass',
+  'ResourceClaim',
+  'ResourceClaimTemplate',
+  'ResourceSlice',
+  'ClusterQueue',
+  'LocalQueue',
+  'ResourceFlavor',
+  'WorkloadPriorityClass',
+  'AdmissionCheck',
+  'Cohort',
+  'Topology',
+  'Queue',
+  'PodGroup',
+  'ElasticQuota',
+  'NodePool',
+  'EC2NodeClass',
+  'AKSNodeClass',
+  'RuntimeClass',
   'CustomResourceDefinition',
   'ConfigMap',
   'Secret',
@@ -256,6 +278,12 @@ const NO_PODS: ReadonlySet<string> = new Set([
   'Endpoints',
   'EndpointSlice',
 ]);
+
+/** Whether a document's kind never holds a pod (NO_PODS). */
+function holdsNoPod(body: string): boolean {
+  const kind = KIND_LINE.exec(body)?.[1];
+  return kind !== undefined && NO_PODS.has(kind);
+}
 
 /** Template actions that write YAML blocks (keys, not only scalar values): include, template, toYaml, tpl, indent. */
 const TEMPLATE_BLOCK = /\{\{-?\s*(?:include|template|toYaml|tpl)\b|\|\s*(?:n?indent|toYaml)\b|^[ \t]*\{\{/m;
