@@ -208,10 +208,7 @@ function templateNotChecked(sink: FactSink, body: string, start: number, text: s
   const noPod = holdsNoPod(body);
   const gpu = !noPod && asksForGpus(body);
   const blocks =
-    !gpu &&
-    !noPod &&
-    TEMPLATE_BLOCK.test(body) &&
-    /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
+    !gpu && !noPod && TEMPLATE_BLOCK.test(body) && /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
   notChecked(
     sink,
     body,
