@@ -47003,6 +47003,10 @@ function exactPins(files, packagesOf, kb) {
         const pin = kb.companionPin(pkg.name, version2);
         if (pin) add("torch", pin.torch);
       }
+      if (pkg.name === "torchvision" || pkg.name === "torchaudio") {
+        const owners = kb.torchForCompanion(pkg.name, pkg.exact);
+        if (owners.length === 1) add("torch", owners[0].version);
+      }
     }
   return pins;
 }

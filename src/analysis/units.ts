@@ -772,6 +772,13 @@ function exactPins(
         const pin = kb.companionPin(pkg.name, version);
         if (pin) add('torch', pin.torch);
       }
+      // So do torchvision and torchaudio: each release requires its one torch release exactly (torchvision 0.20.0
+      // requires torch==2.5.0, pytorch/vision's setup.py pins `torch==<version>`; torchaudio likewise), the pairs of
+      // the knowledge's compatibility table (pytorch.org/get-started/previous-versions).
+      if (pkg.name === 'torchvision' || pkg.name === 'torchaudio') {
+        const owners = kb.torchForCompanion(pkg.name, pkg.exact);
+        if (owners.length === 1) add('torch', owners[0]!.version);
+      }
     }
   return pins;
 }
