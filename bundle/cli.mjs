@@ -46440,13 +46440,16 @@ function unitPythons(around, kb) {
 function newestTorchClaim(file2, pkg, install, around, kb) {
   if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || pkg.specifier.includes("+"))
     return void 0;
-  if ((install?.indexes ?? []).some(
-    (index) => isPytorchIndex(index.url) || index.kind === "index-url" || index.kind === "find-links"
-  ))
-    return void 0;
+  const indexes = install?.indexes ?? [];
+  if (indexes.some((index) => index.kind === "index-url" || index.kind === "find-links")) return void 0;
   const { versions: pythons, described } = pythonsAround(around, kb);
   const picks = pythons.map((python) => kb.newestTorchFor(pkg.specifier.replace(/\s+/g, ""), python));
   if (picks.some((pick2) => !pick2?.pypiDefault)) return void 0;
+  for (const index of indexes) {
+    if (!isPytorchIndex(index.url)) continue;
+    const served = servedVariant(index.url);
+    if (!served || served === "all" || picks.some((pick2) => kb.torchBuilds(pick2).has(served.tag))) return void 0;
+  }
   const builds = new Set(picks.map((pick2) => cudaFromTag(pick2.pypiDefault)));
   const majors = new Set([...builds].map((cuda) => cuda.split(".")[0]));
   if (majors.size !== 1) return void 0;

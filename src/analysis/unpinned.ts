@@ -16,6 +16,7 @@ import { cudaFromTag, minorOf } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
 import { cudaClaim, type CudaClaim } from './claims.js';
 import { isPytorchIndex } from './cuda-labels.js';
+import { servedVariant } from './torch-build.js';
 
 /** NVIDIA's apt meta-packages that follow the newest CUDA (of every major, or of one). */
 const LATEST_CUDA = /^cuda(?:-toolkit)?(?:-(\d{1,2}))?$/;
@@ -136,8 +137,9 @@ export function unitPythons(around: Surroundings, kb: KnowledgeBase): readonly s
 
 /**
  * `pip install torch` / `torch>=2.1` from plain PyPI, when the release it takes is the same CUDA major for every
- * Python the image may run: a claim of that major, naming the release (`newest`). Undefined when the install names a
- * PyTorch index or another primary index (their builds decide), or the picks differ.
+ * Python the image may run: a claim of that major, naming the release (`newest`). Undefined when the install names
+ * another primary index or find-links, or an extra PyTorch index that has the release (their builds decide), or the
+ * picks differ.
  */
 export function newestTorchClaim(
   file: ParsedFile,
@@ -148,15 +150,18 @@ export function newestTorchClaim(
 ): CudaClaim | undefined {
   if (pkg.ecosystem !== 'pip' || pkg.name !== 'torch' || pkg.exact || pkg.url || pkg.specifier.includes('+'))
     return undefined;
-  if (
-    (install?.indexes ?? []).some(
-      (index) => isPytorchIndex(index.url) || index.kind === 'index-url' || index.kind === 'find-links',
-    )
-  )
-    return undefined;
+  const indexes = install?.indexes ?? [];
+  if (indexes.some((index) => index.kind === 'index-url' || index.kind === 'find-links')) return undefined;
   const { versions: pythons, described } = pythonsAround(around, kb);
   const picks = pythons.map((python) => kb.newestTorchFor(pkg.specifier.replace(/\s+/g, ''), python));
   if (picks.some((pick) => !pick?.pypiDefault)) return undefined;
+  // An extra PyTorch index that has the release pip picks wins (its `+cu118` sorts above PyPI's plain version); one
+  // that does not leaves PyPI's build (what the index-url rule says of such an index), so the claim stands.
+  for (const index of indexes) {
+    if (!isPytorchIndex(index.url)) continue;
+    const served = servedVariant(index.url);
+    if (!served || served === 'all' || picks.some((pick) => kb.torchBuilds(pick!).has(served.tag))) return undefined;
+  }
   const builds = new Set(picks.map((pick) => cudaFromTag(pick!.pypiDefault!)!));
   const majors = new Set([...builds].map((cuda) => cuda.split('.')[0]!));
   if (majors.size !== 1) return undefined;
