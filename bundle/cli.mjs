@@ -46448,7 +46448,8 @@ function newestTorchClaim(file2, pkg, install, around, kb) {
   for (const index of indexes) {
     if (!isPytorchIndex(index.url)) continue;
     const served = servedVariant(index.url);
-    if (!served || served === "all" || picks.some((pick2) => kb.torchBuilds(pick2).has(served.tag))) return void 0;
+    if (!served || served === "all" || served.tag === "cpu" || around.images.length === 0) return void 0;
+    if (picks.some((pick2) => kb.torchBuilds(pick2).has(served.tag))) return void 0;
   }
   const builds = new Set(picks.map((pick2) => cudaFromTag(pick2.pypiDefault)));
   const majors = new Set([...builds].map((cuda) => cuda.split(".")[0]));
@@ -47701,9 +47702,11 @@ var MVC = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compa
 var PIP_INDEXES = "https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages";
 var PIXI_SYSTEM = "https://pixi.sh/latest/workspace/system_requirements/";
 var CUDA_FEEDSTOCK = 'conda-forge/cuda-cccl-feedstock recipe/meta.yaml (run: pin_compatible("cuda-version", max_pin="x.x"))';
+var COMPATIBILITY = "https://docs.nvidia.com/deploy/cuda-compatibility/";
 var WHY = {
   major: "Libraries built for different CUDA majors need different runtime libraries (libcudart.so.{{foundMajor}} vs .so.{{expectedMajor}}) and cannot share one process reliably.",
-  minor: `Within one CUDA major, builds for different minors run only under minor-version compatibility, which has a limited feature set (no PTX JIT of newer PTX); keep them in step. Source: ${MVC}`
+  minor: `Within one CUDA major, builds for a newer minor than the CUDA they run with work only under minor-version compatibility, which has a limited feature set (no PTX JIT of newer PTX); keep them in step. Source: ${MVC}`,
+  olderMinor: `A build for an older minor of the same major runs with CUDA {{expected}} (CUDA's backward compatibility), but beside what the image builds and loads from its own CUDA {{expected}} (extensions compiled with its nvcc, its libraries) it is a second CUDA in one process; keep them in step. Source: ${COMPATIBILITY}`
 };
 var PIN_BUILD = " Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it.";
 var MESSAGES4 = {
@@ -47729,7 +47732,7 @@ var rule_default4 = defineRule({
   // `evidence` cites the record a claim rests on; `copied` says a build comes from another stage; `why` is WHY's.
   helps: {
     major: `${WHY.major}{{evidence}}{{copied}}`,
-    minor: `${WHY.minor}{{evidence}}{{copied}}`,
+    minor: "{{why}}{{evidence}}{{copied}}",
     implied: `{{why}}{{evidence}}${PIN_BUILD}{{copied}}`,
     impliedRange: `{{why}}{{evidence}}${PIN_BUILD}{{copied}}`,
     index: "{{why}}{{evidence}}{{copied}}",
@@ -47737,7 +47740,7 @@ var rule_default4 = defineRule({
     otherBuild: `PyPI's build is for CUDA {{found}}, but {{index}} is another index of this install and may serve a build of the same version for another CUDA; pip treats all indexes alike ("no priority"), so either may be installed. Install it from one index only (--index-url for that package, or a pinned wheel URL) so the build is certain.{{evidence}} Source: ${PIP_INDEXES}`,
     system: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA {{expectedMajor}} builds need __cuda >= {{expectedMajor}}. Either pin builds for CUDA {{foundMajor}} (cuda-version = "{{foundMajor}}.*"), or raise the requirement if every machine's driver supports CUDA {{expected}}. Source: ${PIXI_SYSTEM}`,
     condaSolve: `Each package of NVIDIA's CUDA packaging (cuda, cuda-toolkit, cuda-nvcc, cuda-cccl, \u2026) depends on the cuda-version of its own CUDA release, so packages of CUDA {{found}} and CUDA {{expected}} exclude each other and the solver fails. Pin every CUDA package to one release (or pin only cuda-version={{expected}} and leave the others unpinned).{{evidence}} Source: ${CUDA_FEEDSTOCK}`,
-    newestTorch: "pip takes the newest release a requirement admits that supports the Python at hand, and the PyPI build of today's is for CUDA {{found}}; the pick moves as releases appear, so the build changes with the day of the build. Pin torch to a release with a CUDA {{expected}} build, from the index that serves it (torch==X+cuYYY with --index-url https://download.pytorch.org/whl/cuYYY).{{evidence}}",
+    newestTorch: "pip takes the newest release a requirement admits that supports the Python at hand, and the PyPI build of today's is for CUDA {{found}}; the pick moves as releases appear, so the build changes with the day of the build. {{pin}}{{evidence}}",
     newestToolkit: `NVIDIA's cuda-toolkit (and cuda) meta-package "handles upgrading to the latest version of CUDA when it's released" (CUDA 12.1 release notes, "New meta-packages for Linux installation"): it installs the newest CUDA the repository has, not the image's, and the pick moves as releases appear. Install the toolkit of the image's CUDA by its versioned name (cuda-toolkit-X-Y).{{evidence}}`,
     metaPackage: "{{meta}} depends on a build for each CUDA major, so all of them are installed; the one for CUDA {{expected}} matches, and the others ({{others}}) are installed beside it without being the build that is loaded for this CUDA. Nothing to fix unless their size or their runtime libraries matter: then install {{matching}} without {{meta}} (or exclude {{others}}, e.g. with uv's override-dependencies). Source: the dependencies the lock records for {{meta}}."
   },
@@ -47894,7 +47897,11 @@ function reportMismatch(mismatch, kb, report) {
       how,
       named: claim2.subject.replace(/^the /, ""),
       newest: claim2.newest ?? "",
-      why: formatMessage(WHY[relation], majors),
+      why: formatMessage(WHY[relation === "minor" && olderMinor(found, expected) ? "olderMinor" : relation], {
+        ...majors,
+        expected
+      }),
+      pin: pinAdvice(expected, kb),
       ...majors,
       evidence,
       copied: copied ? ` This build is installed in another stage and copied into ${unit.label}: change the build or this stage's image.` : ""
@@ -47915,6 +47922,24 @@ function condaExcludes(claim2, target) {
 function condaForgeOnly(file2) {
   const channels = file2.indexes.filter((index) => index.kind === "conda-channel" && !index.ignoredReason);
   return channels.length > 0 && channels.every((index) => /^(conda-forge|https:\/\/conda\.anaconda\.org\/conda-forge\/?)$/.test(index.url));
+}
+function olderMinor(found, expected) {
+  const [fMajor, fMinor] = found.split(".").map(Number);
+  const [eMajor, eMinor] = expected.split(".").map(Number);
+  return fMajor === eMajor && fMinor !== void 0 && eMinor !== void 0 && fMinor < eMinor;
+}
+function pinAdvice(expected, kb) {
+  const tag = tagFromCuda(expected);
+  const index = (t) => `--index-url https://download.pytorch.org/whl/${t}`;
+  const tags = new Set(kb.torchReleases().flatMap((release) => [...kb.torchBuilds(release)]));
+  if (tags.has(tag))
+    return `Pin torch to a release with a CUDA ${expected} build, from the index that serves it (torch==X+${tag} with ${index(tag)}).`;
+  const major = expected.split(".")[0];
+  const nearest3 = [...tags].map((t) => cudaFromTag(t)).filter((cuda) => cuda !== void 0 && cuda.split(".")[0] === major).sort((a, b) => Math.abs(minorNumber(a) - minorNumber(expected)) - Math.abs(minorNumber(b) - minorNumber(expected))).slice(0, 2).sort((a, b) => minorNumber(a) - minorNumber(b));
+  return `PyTorch publishes no CUDA ${expected} build: move the image to a CUDA it builds for${nearest3.length ? ` (the nearest: CUDA ${nearest3.join(" or ")})` : ""}, and pin torch to that build from its index (torch==X+cuYYY with ${index("cuYYY")}).`;
+}
+function minorNumber(cuda) {
+  return Number(cuda.split(".")[1] ?? 0);
 }
 function mismatchMessage(claim2, relation) {
   if (claim2.newest) return claim2.kind === "apt" ? "newestToolkit" : "newestTorch";

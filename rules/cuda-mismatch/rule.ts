@@ -17,11 +17,14 @@ const PIXI_SYSTEM = 'https://pixi.sh/latest/workspace/system_requirements/';
 const CUDA_FEEDSTOCK =
   'conda-forge/cuda-cccl-feedstock recipe/meta.yaml (run: pin_compatible("cuda-version", max_pin="x.x"))';
 
+const COMPATIBILITY = 'https://docs.nvidia.com/deploy/cuda-compatibility/';
+
 /** Why builds of two CUDA versions in one install break it, by how far apart they are. */
-const WHY: Readonly<Record<'major' | 'minor', string>> = {
+const WHY: Readonly<Record<'major' | 'minor' | 'olderMinor', string>> = {
   major:
     'Libraries built for different CUDA majors need different runtime libraries (libcudart.so.{{foundMajor}} vs .so.{{expectedMajor}}) and cannot share one process reliably.',
-  minor: `Within one CUDA major, builds for different minors run only under minor-version compatibility, which has a limited feature set (no PTX JIT of newer PTX); keep them in step. Source: ${MVC}`,
+  minor: `Within one CUDA major, builds for a newer minor than the CUDA they run with work only under minor-version compatibility, which has a limited feature set (no PTX JIT of newer PTX); keep them in step. Source: ${MVC}`,
+  olderMinor: `A build for an older minor of the same major runs with CUDA {{expected}} (CUDA's backward compatibility), but beside what the image builds and loads from its own CUDA {{expected}} (extensions compiled with its nvcc, its libraries) it is a second CUDA in one process; keep them in step. Source: ${COMPATIBILITY}`,
 };
 const PIN_BUILD =
   ' Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it.';
@@ -59,7 +62,7 @@ export default defineRule({
   // `evidence` cites the record a claim rests on; `copied` says a build comes from another stage; `why` is WHY's.
   helps: {
     major: `${WHY.major}{{evidence}}{{copied}}`,
-    minor: `${WHY.minor}{{evidence}}{{copied}}`,
+    minor: '{{why}}{{evidence}}{{copied}}',
     implied: `{{why}}{{evidence}}${PIN_BUILD}{{copied}}`,
     impliedRange: `{{why}}{{evidence}}${PIN_BUILD}{{copied}}`,
     index: '{{why}}{{evidence}}{{copied}}',
@@ -68,7 +71,7 @@ export default defineRule({
     system: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA {{expectedMajor}} builds need __cuda >= {{expectedMajor}}. Either pin builds for CUDA {{foundMajor}} (cuda-version = "{{foundMajor}}.*"), or raise the requirement if every machine's driver supports CUDA {{expected}}. Source: ${PIXI_SYSTEM}`,
     condaSolve: `Each package of NVIDIA's CUDA packaging (cuda, cuda-toolkit, cuda-nvcc, cuda-cccl, …) depends on the cuda-version of its own CUDA release, so packages of CUDA {{found}} and CUDA {{expected}} exclude each other and the solver fails. Pin every CUDA package to one release (or pin only cuda-version={{expected}} and leave the others unpinned).{{evidence}} Source: ${CUDA_FEEDSTOCK}`,
     newestTorch:
-      "pip takes the newest release a requirement admits that supports the Python at hand, and the PyPI build of today's is for CUDA {{found}}; the pick moves as releases appear, so the build changes with the day of the build. Pin torch to a release with a CUDA {{expected}} build, from the index that serves it (torch==X+cuYYY with --index-url https://download.pytorch.org/whl/cuYYY).{{evidence}}",
+      "pip takes the newest release a requirement admits that supports the Python at hand, and the PyPI build of today's is for CUDA {{found}}; the pick moves as releases appear, so the build changes with the day of the build. {{pin}}{{evidence}}",
     newestToolkit:
       'NVIDIA\'s cuda-toolkit (and cuda) meta-package "handles upgrading to the latest version of CUDA when it\'s released" (CUDA 12.1 release notes, "New meta-packages for Linux installation"): it installs the newest CUDA the repository has, not the image\'s, and the pick moves as releases appear. Install the toolkit of the image\'s CUDA by its versioned name (cuda-toolkit-X-Y).{{evidence}}',
     metaPackage:
@@ -313,7 +316,11 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
       how,
       named: claim.subject.replace(/^the /, ''),
       newest: claim.newest ?? '',
-      why: formatMessage(WHY[relation], majors),
+      why: formatMessage(WHY[relation === 'minor' && olderMinor(found, expected) ? 'olderMinor' : relation], {
+        ...majors,
+        expected,
+      }),
+      pin: pinAdvice(expected, kb),
       ...majors,
       evidence,
       copied: copied
@@ -361,6 +368,37 @@ function condaForgeOnly(file: ParsedFile): boolean {
 /**
  * Which message says a mismatch: by what the claim is (a plain pin's index, an index, a name), else by the distance.
  */
+/** Whether a build's CUDA is an older minor of the same major than the CUDA it is compared with (12.1 beside 12.4). */
+function olderMinor(found: string, expected: string): boolean {
+  const [fMajor, fMinor] = found.split('.').map(Number);
+  const [eMajor, eMinor] = expected.split('.').map(Number);
+  return fMajor === eMajor && fMinor !== undefined && eMinor !== undefined && fMinor < eMinor;
+}
+
+/**
+ * What to pin instead of a range whose newest pick has the wrong CUDA: a release with a build for the image's CUDA
+ * where PyTorch publishes one; else the image moved to the nearest CUDA of its major that PyTorch builds for.
+ */
+function pinAdvice(expected: string, kb: KnowledgeBase): string {
+  const tag = tagFromCuda(expected);
+  const index = (t: string) => `--index-url https://download.pytorch.org/whl/${t}`;
+  const tags = new Set(kb.torchReleases().flatMap((release) => [...kb.torchBuilds(release)]));
+  if (tags.has(tag))
+    return `Pin torch to a release with a CUDA ${expected} build, from the index that serves it (torch==X+${tag} with ${index(tag)}).`;
+  const major = expected.split('.')[0]!;
+  const nearest = [...tags]
+    .map((t) => cudaFromTag(t))
+    .filter((cuda): cuda is string => cuda !== undefined && cuda.split('.')[0] === major)
+    .sort((a, b) => Math.abs(minorNumber(a) - minorNumber(expected)) - Math.abs(minorNumber(b) - minorNumber(expected)))
+    .slice(0, 2)
+    .sort((a, b) => minorNumber(a) - minorNumber(b));
+  return `PyTorch publishes no CUDA ${expected} build: move the image to a CUDA it builds for${nearest.length ? ` (the nearest: CUDA ${nearest.join(' or ')})` : ''}, and pin torch to that build from its index (torch==X+cuYYY with ${index('cuYYY')}).`;
+}
+
+function minorNumber(cuda: string): number {
+  return Number(cuda.split('.')[1] ?? 0);
+}
+
 function mismatchMessage(
   claim: CudaClaim,
   relation: 'major' | 'minor',

@@ -155,12 +155,15 @@ export function newestTorchClaim(
   const { versions: pythons, described } = pythonsAround(around, kb);
   const picks = pythons.map((python) => kb.newestTorchFor(pkg.specifier.replace(/\s+/g, ''), python));
   if (picks.some((pick) => !pick?.pypiDefault)) return undefined;
-  // An extra PyTorch index that has the release pip picks wins (its `+cu118` sorts above PyPI's plain version); one
-  // that does not leaves PyPI's build (what the index-url rule says of such an index), so the claim stands.
+  // An extra PyTorch index that has the release pip picks wins (its `+cu118` sorts above PyPI's plain version; the CPU
+  // index has every release); one that does not leaves PyPI's build (what the index-url rule says of such an index),
+  // so the claim stands where an image's CUDA is there to compare it with. Without one, the index's builds would be
+  // compared with a torch that does not come from it: the index-url rule's warning says all there is.
   for (const index of indexes) {
     if (!isPytorchIndex(index.url)) continue;
     const served = servedVariant(index.url);
-    if (!served || served === 'all' || picks.some((pick) => kb.torchBuilds(pick!).has(served.tag))) return undefined;
+    if (!served || served === 'all' || served.tag === 'cpu' || around.images.length === 0) return undefined;
+    if (picks.some((pick) => kb.torchBuilds(pick!).has(served.tag))) return undefined;
   }
   const builds = new Set(picks.map((pick) => cudaFromTag(pick!.pypiDefault!)!));
   const majors = new Set([...builds].map((cuda) => cuda.split('.')[0]!));
