@@ -53104,7 +53104,7 @@ function sniffKind(text2) {
   const lines = text2.replace(/^\uFEFF/, "").split(/\r?\n/, 500).map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#"));
   if (lines.length === 0) return void 0;
   if (/^(?:FROM|ARG)\s+\S/i.test(lines[0])) return "dockerfile";
-  if (looksLikeManifest(text2)) return "kubernetes";
+  if (/^apiVersion:[ \t]*\S/m.test(text2) && /^kind:[ \t]*\S/m.test(text2)) return "kubernetes";
   if (looksLikeConda(text2) || DEPENDENCY_LIST.test(text2)) return "conda";
   const requirement = /^(?:-[-a-zA-Z]|[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*(?:[<>=!~]=?|===|;|@|$)|(?:git|hg|svn|bzr)\+|https?:\/\/|\.{1,2}\/)/;
   return lines.every((line) => requirement.test(line)) ? "requirements" : void 0;

@@ -96,7 +96,9 @@ export function sniffKind(text: string): FileKind | undefined {
     .filter((line) => line !== '' && !line.startsWith('#'));
   if (lines.length === 0) return undefined;
   if (/^(?:FROM|ARG)\s+\S/i.test(lines[0]!)) return 'dockerfile';
-  if (looksLikeManifest(text)) return 'kubernetes';
+  // Named, a Kubernetes object of any kind is a manifest (a ConfigMap, a Kueue queue): checked, it asks for nothing.
+  // A walk takes only those of a workload's shape (kindByContent), so that not every YAML of a repository is one.
+  if (/^apiVersion:[ \t]*\S/m.test(text) && /^kind:[ \t]*\S/m.test(text)) return 'kubernetes';
   if (looksLikeConda(text) || DEPENDENCY_LIST.test(text)) return 'conda';
   const requirement =
     /^(?:-[-a-zA-Z]|[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*(?:[<>=!~]=?|===|;|@|$)|(?:git|hg|svn|bzr)\+|https?:\/\/|\.{1,2}\/)/;

@@ -156,6 +156,11 @@ describe('which YAML files are manifests', () => {
     ).toBeUndefined();
     expect(classifyPath('k8s/train.yaml')).toBeUndefined();
     expect(sniffKind(DEPLOYMENT)).toBe('kubernetes');
+    // Named on the command line, any Kubernetes object is a manifest (checked: it asks for nothing), where a walk
+    // takes only those of a workload's shape.
+    const queue = 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: q\n';
+    expect(sniffKind(queue)).toBe('kubernetes');
+    expect(kindByContent('deploy/queue.yaml', queue)).toBeUndefined();
   });
 });
 
