@@ -44989,9 +44989,9 @@ function whereTheImageIs(body) {
   return `no container that gets them is where the gate looks for the containers of ${kind ? `kind ${kind}` : "this document"}`;
 }
 function templateNotChecked(sink, body, start, text2) {
-  const noPod = holdsNoPod(body);
-  const gpu = !noPod && asksForGpus(body);
-  const blocks = !gpu && !noPod && TEMPLATE_BLOCK.test(body) && /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
+  if (holdsNoPod(body)) return;
+  const gpu = asksForGpus(body);
+  const blocks = !gpu && TEMPLATE_BLOCK.test(body) && /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
   notChecked(
     sink,
     body,
@@ -54704,11 +54704,13 @@ var rule_default16 = defineRule({
   messages: {
     problem: "{{message}}",
     notRead: "{{text}} is not checked: {{reason}}",
+    notReadMany: "{{text}} are not checked: {{reason}}",
     notChecked: "{{text}} is not checked: {{reason}}"
   },
   helps: {
     problem: "The rest of the file was still checked; whatever could not be read here was skipped, so fix it to get a complete check.",
     notRead: "cuda-gatekeeper judges what a file states; a value only known when the build or install runs is left to it. Give it a default (an ARG value, a pinned version) to have it checked.",
+    notReadMany: "cuda-gatekeeper judges what a file states; values only known when the build or install runs are left to it. Give the variable a default (an ARG value) to have them checked.",
     notChecked: "A GPU workload the gate cannot read is not a pass (the baseline's unchecked: fail; neutral makes this a notice). Check the rendered manifests instead (helm template \u2026 | cuda-gatekeeper check --stdin-filename rendered.yaml -), give the container an image the workload states, or exclude the file (files.exclude) if it is not deployed."
   },
   check({ files, baseline, report }) {
@@ -54724,9 +54726,25 @@ var rule_default16 = defineRule({
       const images = new Set(
         file2.images.filter((image) => image.unresolved).map((image) => `${image.span.start}:${image.span.end}`)
       );
+      let run = [];
+      const flush = () => {
+        const [first] = run;
+        if (!first) return;
+        const named = run.slice(0, 3).map((fact) => fact.text.length > 80 ? `${fact.text.slice(0, 77)}\u2026` : fact.text);
+        const text2 = run.length > 3 ? `${named.join(", ")} and ${run.length - 3} more` : named.join(", ");
+        report({
+          messageId: run.length > 1 ? "notReadMany" : "notRead",
+          data: { text: text2, reason: first.reason },
+          file: file2,
+          span: first.span,
+          severity: "notice"
+        });
+        run = [];
+      };
       for (const fact of file2.unresolved) {
         if (images.has(`${fact.span.start}:${fact.span.end}`)) continue;
         if (fact.fails) {
+          flush();
           report({
             messageId: "notChecked",
             data: { text: fact.text, reason: fact.reason },
@@ -54736,14 +54754,10 @@ var rule_default16 = defineRule({
           });
           continue;
         }
-        report({
-          messageId: "notRead",
-          data: { text: fact.text.length > 80 ? `${fact.text.slice(0, 77)}\u2026` : fact.text, reason: fact.reason },
-          file: file2,
-          span: fact.span,
-          severity: "notice"
-        });
+        if (run.length > 0 && run[0].reason !== fact.reason) flush();
+        run.push(fact);
       }
+      flush();
     }
   }
 });

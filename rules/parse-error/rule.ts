@@ -9,6 +9,7 @@ export default defineRule({
   messages: {
     problem: '{{message}}',
     notRead: '{{text}} is not checked: {{reason}}',
+    notReadMany: '{{text}} are not checked: {{reason}}',
     notChecked: '{{text}} is not checked: {{reason}}',
   },
   helps: {
@@ -16,6 +17,8 @@ export default defineRule({
       'The rest of the file was still checked; whatever could not be read here was skipped, so fix it to get a complete check.',
     notRead:
       'cuda-gatekeeper judges what a file states; a value only known when the build or install runs is left to it. Give it a default (an ARG value, a pinned version) to have it checked.',
+    notReadMany:
+      'cuda-gatekeeper judges what a file states; values only known when the build or install runs are left to it. Give the variable a default (an ARG value) to have them checked.',
     notChecked:
       "A GPU workload the gate cannot read is not a pass (the baseline's unchecked: fail; neutral makes this a notice). Check the rendered manifests instead (helm template … | cuda-gatekeeper check --stdin-filename rendered.yaml -), give the container an image the workload states, or exclude the file (files.exclude) if it is not deployed.",
   },
@@ -34,9 +37,27 @@ export default defineRule({
       const images = new Set(
         file.images.filter((image) => image.unresolved).map((image) => `${image.span.start}:${image.span.end}`),
       );
+      // Values one ARG leaves open in a row (an apt-get install of 20 packages pinned to `=${TENSORRT_VERSION}`) are one
+      // notice at the first of them, naming a few.
+      let run: (typeof file.unresolved)[number][] = [];
+      const flush = (): void => {
+        const [first] = run;
+        if (!first) return;
+        const named = run.slice(0, 3).map((fact) => (fact.text.length > 80 ? `${fact.text.slice(0, 77)}…` : fact.text));
+        const text = run.length > 3 ? `${named.join(', ')} and ${run.length - 3} more` : named.join(', ');
+        report({
+          messageId: run.length > 1 ? 'notReadMany' : 'notRead',
+          data: { text, reason: first.reason },
+          file,
+          span: first.span,
+          severity: 'notice',
+        });
+        run = [];
+      };
       for (const fact of file.unresolved) {
         if (images.has(`${fact.span.start}:${fact.span.end}`)) continue;
         if (fact.fails) {
+          flush();
           report({
             messageId: 'notChecked',
             data: { text: fact.text, reason: fact.reason },
@@ -46,14 +67,10 @@ export default defineRule({
           });
           continue;
         }
-        report({
-          messageId: 'notRead',
-          data: { text: fact.text.length > 80 ? `${fact.text.slice(0, 77)}…` : fact.text, reason: fact.reason },
-          file,
-          span: fact.span,
-          severity: 'notice',
-        });
+        if (run.length > 0 && run[0]!.reason !== fact.reason) flush();
+        run.push(fact);
       }
+      flush();
     }
   },
 });
