@@ -49897,7 +49897,7 @@ function tagProblem(image) {
 var GPU_NAME = /cuda|gpu|nvidia|nvcr|torch|tensorflow|triton|tensorrt|vllm|sglang|jax|rapids|cupy|nemo|deepspeed|megatron|ray-ml|ray-llm|text-generation-inference|(?:^|[^a-z])cu\d{2,3}(?![0-9])/i;
 var LOOKUP = "Images are looked up in their registries by the App and the Action, and by the CLI with --online (or registries.lookup: true in the baseline); private registries need registries.credentials.";
 var MESSAGES8 = {
-  container: "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known ({{why}}), so the fleet's drivers are not checked against it",
+  container: "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known ({{why}}), so {{unchecked}}",
   stage: "{{image}} is the base of a stage that installs CUDA builds ({{what}}), but its own CUDA is not known ({{why}}), so the two are not compared",
   named: "the CUDA of {{image}} is not known ({{why}})",
   rocm: "{{image}} is an AMD ROCm image, which ships no CUDA: no CUDA check applies to it ({{source}})",
@@ -49926,7 +49926,7 @@ var rule_default11 = defineRule({
       return true;
     };
     for (const unit of units) {
-      if (unit.container) checkContainer2(unit, kb, report, once);
+      if (unit.container) checkContainer2(unit, kb, report, once, fleet);
       else if (unit.root.kind === "dockerfile" && unit.stage !== void 0) checkStage(unit, kb, report, once);
     }
     for (const file2 of files) {
@@ -49960,7 +49960,7 @@ var rule_default11 = defineRule({
     }
   }
 });
-function checkContainer2(unit, kb, report, once) {
+function checkContainer2(unit, kb, report, once, fleet) {
   const container = unit.container;
   if (container.missing || container.claims.length > 0 || container.fact.image.unresolved) return;
   const { fact } = container;
@@ -49973,6 +49973,8 @@ function checkContainer2(unit, kb, report, once) {
       container: fact.name,
       image: fact.image.reference,
       why: why.reason,
+      // With no fleet in the baseline there are no drivers to check; the driver it needs is what is not known.
+      unchecked: fleet ? "the fleet's drivers are not checked against it" : "the NVIDIA driver it needs is not known",
       help: `${why.help} Or name the Dockerfile that builds it: \`images: { "<image name>": "<path to Dockerfile>" }\` in the baseline, or the annotation \`cuda-gatekeeper.io/dockerfile: <path>\` on the workload.`
     },
     file: unit.root,

@@ -23,7 +23,7 @@ const LOOKUP =
 /** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
 const MESSAGES = {
   container:
-    "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known ({{why}}), so the fleet's drivers are not checked against it",
+    '{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known ({{why}}), so {{unchecked}}',
   stage:
     '{{image}} is the base of a stage that installs CUDA builds ({{what}}), but its own CUDA is not known ({{why}}), so the two are not compared',
   named: 'the CUDA of {{image}} is not known ({{why}})',
@@ -58,7 +58,7 @@ export default defineRule({
       return true;
     };
     for (const unit of units) {
-      if (unit.container) checkContainer(unit, kb, report, once);
+      if (unit.container) checkContainer(unit, kb, report, once, fleet);
       else if (unit.root.kind === 'dockerfile' && unit.stage !== undefined) checkStage(unit, kb, report, once);
     }
     // Any other unknown image whose name says it is for GPUs, or that the image a Dockerfile builds starts from when
@@ -102,6 +102,7 @@ function checkContainer(
   kb: KnowledgeBase,
   report: Reporter<MessageId>,
   once: (file: ParsedFile, image: ImageFact) => boolean,
+  fleet: boolean,
 ): void {
   const container = unit.container!;
   // A GPU container whose image is a placeholder is parse-error's (not checked, failing closed).
@@ -116,6 +117,8 @@ function checkContainer(
       container: fact.name,
       image: fact.image.reference,
       why: why.reason,
+      // With no fleet in the baseline there are no drivers to check; the driver it needs is what is not known.
+      unchecked: fleet ? "the fleet's drivers are not checked against it" : 'the NVIDIA driver it needs is not known',
       help: `${why.help} Or name the Dockerfile that builds it: \`images: { "<image name>": "<path to Dockerfile>" }\` in the baseline, or the annotation \`cuda-gatekeeper.io/dockerfile: <path>\` on the workload.`,
     },
     file: unit.root,

@@ -205,7 +205,7 @@ function whereTheImageIs(body: string): string {
  * GPU request may be among them: said so, rather than that it asks for none.
  */
 function templateNotChecked(sink: FactSink, body: string, start: number, text: string): void {
-  // A kind that holds no pod (a ServiceAccount, a ConfigMap, a ClusterRole) is nothing the gate checks, rendered or not.
+  // A kind that holds no pod (a ServiceAccount, a ConfigMap, a ClusterRole) is nothing to check, rendered or not.
   if (holdsNoPod(body)) return;
   const gpu = asksForGpus(body);
   const blocks = !gpu && TEMPLATE_BLOCK.test(body) && /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
