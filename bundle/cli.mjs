@@ -46316,6 +46316,12 @@ var DockerfileIndex = class {
     this.computeUpTo(stage);
     return this.copied[stage] ?? [];
   }
+  /** The platform a stage's FROM names (`--platform=linux/arm64`), of the stage its chain starts from. */
+  platformOf(stage) {
+    this.platforms ??= new Map([...this.file.images].reverse().map((image) => [image.stage, image.platform]));
+    return this.platforms.get(this.tree.root(stage));
+  }
+  platforms;
   /**
    * The Pythons a stage's pip installs may run with, installed by script: by the stage and the stages it builds on,
    * and with an environment it copies in (`COPY --from=build /opt/conda /opt/conda` brings the Python of build's
@@ -46751,7 +46757,7 @@ function dockerStageUnit(index, stage, links, claimsOf, kb) {
   const seen = /* @__PURE__ */ new Set([file2]);
   const linkedFiles = [];
   const selected = /* @__PURE__ */ new Map();
-  const { machine, named } = stageMachine(file2, stage);
+  const { machine, named } = stageMachine(index, stage);
   const skipped = /* @__PURE__ */ new Map();
   for (const context of contexts) {
     const contextLinks = index.linksByContext.get(context.id) ?? [];
@@ -46839,8 +46845,8 @@ function selectionMachine(variant) {
 function onMachine(platform, machine) {
   return machine === "aarch64" ? platform === "aarch64" || platform === "linux-aarch64" : platform === "x86_64" || platform === "linux-64";
 }
-function stageMachine(file2, stage) {
-  const platform = file2.images.find((image) => image.stage === StageTree.of(file2).root(stage))?.platform ?? "";
+function stageMachine(index, stage) {
+  const platform = index.platformOf(stage) ?? "";
   if (/arm64|aarch64/i.test(platform)) return { machine: "aarch64", named: "aarch64" };
   return /amd64|x86_64/i.test(platform) ? { machine: "x86_64", named: "x86_64" } : { machine: "x86_64" };
 }
@@ -47107,6 +47113,12 @@ function fileBatches(files, links, size = BATCH_FILES) {
 var DOCS_BASE = "https://github.com/cuda-gatekeeper/cuda-gatekeeper/blob/main/rules";
 function docsUrl(ruleId) {
   return `${DOCS_BASE}/${ruleId}/README.md`;
+}
+function withoutExamples(readme, ruleId) {
+  return readme.replace(
+    /<!-- examples:start[^>]*-->[\s\S]*?<!-- examples:end -->/,
+    `The examples (each fixture of the rule with its findings) are in [the rule's README](${docsUrl(ruleId)}#examples).`
+  );
 }
 function defineRule(rule) {
   return rule;
@@ -55085,7 +55097,10 @@ function ruleDocs() {
   const docs = /* @__PURE__ */ new Map();
   for (const rule of RULES) {
     try {
-      docs.set(rule.id, readFileSync5(join4(packageRoot(), "rules", rule.id, "README.md"), "utf8"));
+      docs.set(
+        rule.id,
+        withoutExamples(readFileSync5(join4(packageRoot(), "rules", rule.id, "README.md"), "utf8"), rule.id)
+      );
     } catch {
     }
   }

@@ -25,6 +25,9 @@ const LANG: Record<string, string> = {
 const langOf = (file: string): string =>
   LANG[file] ?? (/(?:^|\/)Dockerfile$/.test(file) ? 'dockerfile' : /\.ya?ml$/.test(file) ? 'yaml' : 'text');
 
+/** The longest example file shown in a rule's README; a longer one (a real lock) is linked. */
+const MAX_SHOWN = 16 * 1024;
+
 export function examplesSection(ruleId: string): string {
   const dir = join(ROOT, 'fixtures', 'rules', ruleId);
   const cases = existsSync(dir) ? readdirSync(dir).sort() : [];
@@ -50,14 +53,14 @@ export function examplesSection(ruleId: string): string {
         '',
       );
     for (const file of files) {
-      parts.push(
-        `\`${file}\``,
-        '',
-        `\`\`\`${langOf(file)}`,
-        readFileSync(join(caseDir, file), 'utf8').trimEnd(),
-        '```',
-        '',
-      );
+      const text = readFileSync(join(caseDir, file), 'utf8').trimEnd();
+      // A real lock file of tens of KB (uv's conflict markers run to kilobytes a line) is linked, not shown.
+      if (text.length > MAX_SHOWN) {
+        const path = `fixtures/rules/${ruleId}/${name}/${file}`;
+        parts.push(`\`${file}\`: ${Math.round(text.length / 1024)} KB, not shown here ([${path}](../../${path}))`, '');
+        continue;
+      }
+      parts.push(`\`${file}\``, '', `\`\`\`${langOf(file)}`, text, '```', '');
       if (existsSync(join(caseDir, `${file}.fixed`)))
         parts.push(
           `\`${file}\` after \`cuda-gatekeeper check --fix\``,

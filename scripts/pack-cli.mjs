@@ -35,12 +35,26 @@ const files = [
   ...rules,
 ];
 
+/**
+ * A rule's README without its generated Examples section, as src/rule.ts's withoutExamples gives it to SARIF (the
+ * package ships what SARIF's help carries; the examples stay in the repository, linked).
+ */
+function withoutExamples(readme, ruleId) {
+  const url = `https://github.com/cuda-gatekeeper/cuda-gatekeeper/blob/main/rules/${ruleId}/README.md`;
+  return readme.replace(
+    /<!-- examples:start[^>]*-->[\s\S]*?<!-- examples:end -->/,
+    `The examples (each fixture of the rule with its findings) are in [the rule's README](${url}#examples).`,
+  );
+}
+
 rmSync(out, { recursive: true, force: true });
 for (const file of files) {
   if (!existsSync(join(root, file)))
     throw new Error(`pack-cli: ${file} is missing (run npm run bundle and npm run docs first)`);
   mkdirSync(dirname(join(out, file)), { recursive: true });
-  cpSync(join(root, file), join(out, file));
+  const readme = /^rules\/([^/]+)\/README\.md$/.exec(file);
+  if (readme) writeFileSync(join(out, file), withoutExamples(readFileSync(join(root, file), 'utf8'), readme[1]));
+  else cpSync(join(root, file), join(out, file));
 }
 
 const manifest = {

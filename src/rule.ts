@@ -12,6 +12,18 @@ export function docsUrl(ruleId: string): string {
   return `${DOCS_BASE}/${ruleId}/README.md`;
 }
 
+/**
+ * A rule's README without its Examples section (generated from the fixtures by `npm run docs`, between the
+ * `examples:start` and `examples:end` comments): what SARIF's rule help carries and the CLI package ships, with a link
+ * to the examples instead. scripts/pack-cli.mjs strips the same section by the same markers.
+ */
+export function withoutExamples(readme: string, ruleId: string): string {
+  return readme.replace(
+    /<!-- examples:start[^>]*-->[\s\S]*?<!-- examples:end -->/,
+    `The examples (each fixture of the rule with its findings) are in [the rule's README](${docsUrl(ruleId)}#examples).`,
+  );
+}
+
 /** Anything with a path and text positions: a parsed file, or the baseline file itself. */
 export interface TextFile {
   readonly path: string;

@@ -84,6 +84,14 @@ export class DockerfileIndex {
     return this.copied[stage] ?? [];
   }
 
+  /** The platform a stage's FROM names (`--platform=linux/arm64`), of the stage its chain starts from. */
+  platformOf(stage: number): string | undefined {
+    this.platforms ??= new Map([...this.file.images].reverse().map((image) => [image.stage, image.platform] as const));
+    return this.platforms.get(this.tree.root(stage));
+  }
+
+  private platforms?: Map<number, string | undefined>;
+
   /**
    * The Pythons a stage's pip installs may run with, installed by script: by the stage and the stages it builds on,
    * and with an environment it copies in (`COPY --from=build /opt/conda /opt/conda` brings the Python of build's

@@ -364,7 +364,7 @@ function dockerStageUnit(
   const linkedFiles: ParsedFile[] = [];
   // The context ids of each file with selections (a pyproject.toml, a lock) that this stage installs.
   const selected = new Map<ParsedFile, Set<number>>();
-  const { machine, named } = stageMachine(file, stage);
+  const { machine, named } = stageMachine(index, stage);
   /** The packages a command leaves out of a file it installs (`uv sync --no-install-package torch`), by file. */
   const skipped = new Map<ParsedFile, Set<string>>();
   for (const context of contexts) {
@@ -495,8 +495,8 @@ function onMachine(platform: string, machine: Machine): boolean {
  * The machine a stage is built for: the platform its FROM names (`--platform=linux/arm64`), else x86_64, what a build
  * without `--platform` on an x86_64 builder (nearly every CI runner) gives.
  */
-function stageMachine(file: ParsedFile, stage: number): { machine: Machine; named?: Machine } {
-  const platform = file.images.find((image) => image.stage === StageTree.of(file).root(stage))?.platform ?? '';
+function stageMachine(index: DockerfileIndex, stage: number): { machine: Machine; named?: Machine } {
+  const platform = index.platformOf(stage) ?? '';
   if (/arm64|aarch64/i.test(platform)) return { machine: 'aarch64', named: 'aarch64' };
   return /amd64|x86_64/i.test(platform) ? { machine: 'x86_64', named: 'x86_64' } : { machine: 'x86_64' };
 }

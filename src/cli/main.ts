@@ -12,6 +12,7 @@ import { plan, PlanError, renderPlanText } from '../plan/plan.js';
 import { renderGithubAnnotations } from '../render/github.js';
 import { renderJson } from '../render/json.js';
 import { renderSarif } from '../render/sarif.js';
+import { withoutExamples } from '../rule.js';
 import { escapeControl, renderText } from '../render/text.js';
 import { SourceText } from '../parsers/source.js';
 import {
@@ -988,7 +989,10 @@ export function ruleDocs(): Map<string, string> {
   const docs = new Map<string, string>();
   for (const rule of RULES) {
     try {
-      docs.set(rule.id, readFileSync(join(packageRoot(), 'rules', rule.id, 'README.md'), 'utf8'));
+      docs.set(
+        rule.id,
+        withoutExamples(readFileSync(join(packageRoot(), 'rules', rule.id, 'README.md'), 'utf8'), rule.id),
+      );
     } catch {
       // An install without the READMEs: the help falls back to the description and the link.
     }
