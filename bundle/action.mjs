@@ -50830,6 +50830,7 @@ var StageTree = class _StageTree {
 };
 
 // src/analysis/dockerfile-index.ts
+var NO_PYTHONS = [];
 var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
 var DockerfileIndex = class {
   constructor(file2, links, claims) {
@@ -50851,8 +50852,8 @@ var DockerfileIndex = class {
     this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
     this.imageClaims = groupBy(all, (i) => claims[i].kind === "image" ? claims[i].stage : void 0);
     this.contextClaims = groupBy(all, (i) => claims[i].stage === void 0 ? claims[i].context : void 0);
-    const pythons = groupBy(file2.pythons, (python) => python.stage);
-    this.chainPythons = this.tree.inherited((stage) => pythons.get(stage) ?? []);
+    const pythons = file2.pythons.length > 0 ? groupBy(file2.pythons, (python) => python.stage) : void 0;
+    this.chainPythons = pythons ? this.tree.inherited((stage) => pythons.get(stage) ?? []) : () => NO_PYTHONS;
   }
   file;
   claims;
@@ -51003,10 +51004,10 @@ function distributionOf(images, kb) {
   }
   return {};
 }
-var NO_PYTHONS = { versions: [] };
+var NO_PYTHONS2 = { versions: [] };
 function pythonsAround(around, kb) {
   const { os, osVersion } = distributionOf(around.images, kb);
-  const base = around.scripted ? NO_PYTHONS : kb.pythonsFor(os, osVersion);
+  const base = around.scripted ? NO_PYTHONS2 : kb.pythonsFor(os, osVersion);
   const unknown3 = around.unknownPython ? kb.pythonsFor(void 0, void 0).versions : [];
   const versions = [.../* @__PURE__ */ new Set([...base.versions, ...around.pythons, ...unknown3])];
   const osPython = os && base.versions.length === 1 ? base.versions[0] : void 0;
@@ -51413,7 +51414,7 @@ function selectedContexts(member, via, machine) {
     return selects.has("*") || selects.has(selection) || selects.has("*extras") && variant.startsWith("extra ") || selects.has("*environments") && variant.startsWith("environment ");
   });
 }
-var NO_PYTHONS2 = [];
+var NO_PYTHONS3 = [];
 function selectionMachine(variant) {
   const on = variant?.lastIndexOf(" on ") ?? -1;
   if (on < 0) return {};
@@ -51488,7 +51489,7 @@ function finishUnit(parts, kb) {
       const markers = pkg.ecosystem === "pip" ? pkg.markers : void 0;
       const byMachine = parts.platform && markers?.includes("platform_machine");
       if (markers && (byMachine || markers.includes("python_version"))) {
-        pythons ??= markers.includes("python_version") ? unitPythons(surroundings(), kb) : NO_PYTHONS2;
+        pythons ??= markers.includes("python_version") ? unitPythons(surroundings(), kb) : NO_PYTHONS3;
         const machine = byMachine ? { platform_machine: parts.platform } : {};
         const holds3 = (python) => evaluateMarker(markers, { values: python ? { ...machine, python_version: python } : machine }) !== false;
         if (pythons.length > 0 ? !pythons.some(holds3) : byMachine && !holds3(void 0)) {
@@ -51906,7 +51907,7 @@ function reportMismatch(mismatch, kb, report) {
         ...majors,
         expected
       }),
-      pin: pinAdvice(expected, kb),
+      pin: claim2.newest && claim2.kind !== "apt" ? pinAdvice(expected, kb) : "",
       ...majors,
       evidence,
       copied: copied ? ` This build is installed in another stage and copied into ${unit.label}: change the build or this stage's image.` : ""
@@ -51936,13 +51937,19 @@ function olderMinor(found, expected) {
 function pinAdvice(expected, kb) {
   const tag = tagFromCuda(expected);
   const index = (t) => `--index-url https://download.pytorch.org/whl/${t}`;
-  const tags = new Set(kb.torchReleases().flatMap((release) => [...kb.torchBuilds(release)]));
+  const tags = publishedTags(kb);
   if (tags.has(tag))
     return `Pin torch to a release with a CUDA ${expected} build, from the index that serves it (torch==X+${tag} with ${index(tag)}).`;
   const major = expected.split(".")[0];
   const nearest3 = [...tags].map((t) => cudaFromTag(t)).filter((cuda) => cuda !== void 0 && cuda.split(".")[0] === major).sort((a, b) => Math.abs(minorNumber(a) - minorNumber(expected)) - Math.abs(minorNumber(b) - minorNumber(expected))).slice(0, 2).sort((a, b) => minorNumber(a) - minorNumber(b));
   return `PyTorch publishes no CUDA ${expected} build: move the image to a CUDA it builds for${nearest3.length ? ` (the nearest: CUDA ${nearest3.join(" or ")})` : ""}, and pin torch to that build from its index (torch==X+cuYYY with ${index("cuYYY")}).`;
 }
+function publishedTags(kb) {
+  let tags = PUBLISHED.get(kb);
+  if (!tags) PUBLISHED.set(kb, tags = new Set(kb.torchReleases().flatMap((release) => [...kb.torchBuilds(release)])));
+  return tags;
+}
+var PUBLISHED = /* @__PURE__ */ new WeakMap();
 function minorNumber(cuda) {
   return Number(cuda.split(".")[1] ?? 0);
 }
@@ -54897,11 +54904,11 @@ var safeParse3 = memoize((version2) => {
 }, 1e4);
 
 // rules/wheel-missing/rule.ts
-var PUBLISHED = "{{owner}} {{torch}} is published for {{published}}{{pypiNote}}.{{builds}} Source: {{source}}";
+var PUBLISHED2 = "{{owner}} {{torch}} is published for {{published}}{{pypiNote}}.{{builds}} Source: {{source}}";
 var UNSOLVABLE = "conda cannot solve {{spec}} with {{what}} {{cuda}}: the pytorch channel has builds for {{published}} only. Source: {{source}}";
 var HELPS3 = {
-  noVariant: PUBLISHED,
-  fallback: PUBLISHED,
+  noVariant: PUBLISHED2,
+  fallback: PUBLISHED2,
   newerVersion: "The knowledge base (PyTorch data retrieved {{retrieved}}) ends at {{name}} {{newest}}, so the builds, CUDA and companions of {{version}} are not checked; update cuda-gatekeeper, or check the version. Source: {{source}}",
   unknownVersion: "The knowledge base (PyTorch data retrieved {{retrieved}}) lists {{listed}}; check the version. Source: {{source}}",
   olderVersion: "The knowledge base starts at {{name}} {{oldest}} (PyTorch data retrieved {{retrieved}}), so the builds, CUDA and companions of {{version}} are not checked. Source: {{source}}",

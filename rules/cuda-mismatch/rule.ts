@@ -320,7 +320,7 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
         ...majors,
         expected,
       }),
-      pin: pinAdvice(expected, kb),
+      pin: claim.newest && claim.kind !== 'apt' ? pinAdvice(expected, kb) : '',
       ...majors,
       evidence,
       copied: copied
@@ -382,7 +382,7 @@ function olderMinor(found: string, expected: string): boolean {
 function pinAdvice(expected: string, kb: KnowledgeBase): string {
   const tag = tagFromCuda(expected);
   const index = (t: string) => `--index-url https://download.pytorch.org/whl/${t}`;
-  const tags = new Set(kb.torchReleases().flatMap((release) => [...kb.torchBuilds(release)]));
+  const tags = publishedTags(kb);
   if (tags.has(tag))
     return `Pin torch to a release with a CUDA ${expected} build, from the index that serves it (torch==X+${tag} with ${index(tag)}).`;
   const major = expected.split('.')[0]!;
@@ -394,6 +394,15 @@ function pinAdvice(expected: string, kb: KnowledgeBase): string {
     .sort((a, b) => minorNumber(a) - minorNumber(b));
   return `PyTorch publishes no CUDA ${expected} build: move the image to a CUDA it builds for${nearest.length ? ` (the nearest: CUDA ${nearest.join(' or ')})` : ''}, and pin torch to that build from its index (torch==X+cuYYY with ${index('cuYYY')}).`;
 }
+
+/** Every build tag PyTorch publishes for some release (cu121, cu124, …), once per knowledge base. */
+function publishedTags(kb: KnowledgeBase): ReadonlySet<string> {
+  let tags = PUBLISHED.get(kb);
+  if (!tags) PUBLISHED.set(kb, (tags = new Set(kb.torchReleases().flatMap((release) => [...kb.torchBuilds(release)]))));
+  return tags;
+}
+
+const PUBLISHED = new WeakMap<KnowledgeBase, ReadonlySet<string>>();
 
 function minorNumber(cuda: string): number {
   return Number(cuda.split('.')[1] ?? 0);

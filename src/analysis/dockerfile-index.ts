@@ -5,6 +5,8 @@ import type { CudaClaim } from './claims.js';
 import type { Link } from './links.js';
 import { StageTree } from './stages.js';
 
+const NO_PYTHONS: readonly PythonFact[] = [];
+
 /** Paths that hold an installed Python environment: a conda prefix, a virtualenv, site-packages, a pip --prefix. */
 const ENVIRONMENT =
   /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
@@ -57,8 +59,9 @@ export class DockerfileIndex {
     this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
     this.imageClaims = groupBy(all, (i) => (claims[i]!.kind === 'image' ? claims[i]!.stage : undefined));
     this.contextClaims = groupBy(all, (i) => (claims[i]!.stage === undefined ? claims[i]!.context : undefined));
-    const pythons = groupBy(file.pythons, (python) => python.stage);
-    this.chainPythons = this.tree.inherited((stage) => pythons.get(stage) ?? []);
+    // Most Dockerfiles install no Python by script: nothing to group or inherit.
+    const pythons = file.pythons.length > 0 ? groupBy(file.pythons, (python) => python.stage) : undefined;
+    this.chainPythons = pythons ? this.tree.inherited((stage) => pythons.get(stage) ?? []) : () => NO_PYTHONS;
   }
 
   /**
