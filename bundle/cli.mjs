@@ -44849,6 +44849,7 @@ function parseUvLock(path, text2) {
 }
 function closure(direct, byName, env) {
   const seen = /* @__PURE__ */ new Set();
+  const machineMarked = /* @__PURE__ */ new Set();
   const extrasSeen = /* @__PURE__ */ new Map();
   const order = [];
   const children = /* @__PURE__ */ new Map();
@@ -44858,6 +44859,7 @@ function closure(direct, byName, env) {
     const { ref, parent } = queue[i];
     const locked = resolve(ref, byName);
     if (!locked) continue;
+    if (stringAt(ref, "marker")?.value.includes("platform_machine")) machineMarked.add(locked);
     if (parent) {
       let own2 = children.get(parent);
       if (!own2) children.set(parent, own2 = /* @__PURE__ */ new Set());
@@ -44884,14 +44886,21 @@ function closure(direct, byName, env) {
     const { node: node2, name } = work.pop();
     for (const child of children.get(node2) ?? []) {
       if (roots.has(child)) continue;
-      let names = through.get(child);
-      if (!names) through.set(child, names = /* @__PURE__ */ new Set());
-      if (names.has(name)) continue;
-      names.add(name);
+      let names2 = through.get(child);
+      if (!names2) through.set(child, names2 = /* @__PURE__ */ new Set());
+      if (names2.has(name)) continue;
+      names2.add(name);
       work.push({ node: child, name });
     }
   }
-  return { order, through };
+  const names = /* @__PURE__ */ new Map();
+  let byMachine = false;
+  for (const locked of order) {
+    const other = names.get(locked.name);
+    if (other && (machineMarked.has(locked) || machineMarked.has(other))) byMachine = true;
+    names.set(locked.name, locked);
+  }
+  return { order, through, byMachine };
 }
 var verdicts = /* @__PURE__ */ new WeakMap();
 function refs(value, env) {
@@ -44912,7 +44921,7 @@ var MACHINES = ["x86_64", "aarch64"];
 function resolveSelection(selection, byName) {
   const anyMachine = { extras: selection.extras };
   const whole = closure(selection.direct(anyMachine), byName, anyMachine);
-  if (!twoVersions(whole.order)) return [{ name: selection.name, ...whole }];
+  if (!whole.byMachine) return [{ name: selection.name, ...whole }];
   const perMachine = MACHINES.map((machine) => {
     const env = { extras: selection.extras, values: { platform_machine: machine } };
     return { name: `${selection.name} on ${machine}`, ...closure(selection.direct(env), byName, env) };

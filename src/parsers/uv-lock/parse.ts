@@ -170,8 +170,10 @@ function closure(
   direct: readonly TomlTable[],
   byName: ReadonlyMap<string, readonly Locked[]>,
   env: MarkerEnvironment,
-): { order: Locked[]; through: Map<Locked, Set<string>> } {
+): { order: Locked[]; through: Map<Locked, Set<string>>; byMachine: boolean } {
   const seen = new Set<Locked>();
+  /** Entries a reference with a `platform_machine` marker leads to: where a lock forks per machine. */
+  const machineMarked = new Set<Locked>();
   const extrasSeen = new Map<Locked, Set<string>>();
   const order: Locked[] = [];
   const children = new Map<Locked, Set<Locked>>();
@@ -181,6 +183,7 @@ function closure(
     const { ref, parent } = queue[i]!;
     const locked = resolve(ref, byName);
     if (!locked) continue;
+    if (stringAt(ref, 'marker')?.value.includes('platform_machine')) machineMarked.add(locked);
     if (parent) {
       let own = children.get(parent);
       if (!own) children.set(parent, (own = new Set()));
@@ -216,7 +219,15 @@ function closure(
       work.push({ node: child, name });
     }
   }
-  return { order, through };
+  // Two versions of one package, one of them reached under a `platform_machine` marker: a fork per machine.
+  const names = new Map<string, Locked>();
+  let byMachine = false;
+  for (const locked of order) {
+    const other = names.get(locked.name);
+    if (other && (machineMarked.has(locked) || machineMarked.has(other))) byMachine = true;
+    names.set(locked.name, locked);
+  }
+  return { order, through, byMachine };
 }
 
 /**
@@ -260,7 +271,7 @@ function resolveSelection(
 ): { name: string; order: Locked[]; through: Map<Locked, Set<string>> }[] {
   const anyMachine: MarkerEnvironment = { extras: selection.extras };
   const whole = closure(selection.direct(anyMachine), byName, anyMachine);
-  if (!twoVersions(whole.order)) return [{ name: selection.name, ...whole }];
+  if (!whole.byMachine) return [{ name: selection.name, ...whole }];
   const perMachine = MACHINES.map((machine) => {
     const env: MarkerEnvironment = { extras: selection.extras, values: { platform_machine: machine } };
     return { name: `${selection.name} on ${machine}`, ...closure(selection.direct(env), byName, env) };
