@@ -38907,7 +38907,7 @@ var PipEnv = class {
       sink.options.push({ name: "torch-backend-auto", span: this.autoBackend, context: context.id });
   }
 };
-var PIP_CONFIG_WRITE = /(?:>>?|\btee\s+(?:-a\s+)?)\s*["']?([^\s"';&|<>]*pip\.(?:conf|ini))\b/;
+var PIP_CONFIG_WRITE = /(?:>>?|\btee\s+(?:-a\s+)?)\s*["']?((?:[^\s"';&|<>]*\/)?pip\.(?:conf|ini))(?![\w.-])/;
 
 // src/parsers/shell-eval.ts
 var MAX_STAGES = 8;
@@ -50584,13 +50584,20 @@ var rule_default16 = defineRule({
           });
           continue;
         }
-        if (run.length > 0 && run[0].reason !== fact.reason) flush();
+        const last2 = run.at(-1);
+        if (last2 && (last2.reason !== fact.reason || run.some((held) => held.text === fact.text) || !adjacent(file2.source.text, last2.span.end, fact.span.start)))
+          flush();
         run.push(fact);
       }
       flush();
     }
   }
 });
+function adjacent(text2, end, start) {
+  if (start < end) return false;
+  const first = text2.indexOf("\n", end);
+  return first < 0 || first >= start || text2.indexOf("\n", first + 1) < 0 || text2.indexOf("\n", first + 1) >= start;
+}
 
 // rules/policy-error/rule.ts
 var rule_default17 = defineRule({

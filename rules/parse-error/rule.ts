@@ -37,8 +37,8 @@ export default defineRule({
       const images = new Set(
         file.images.filter((image) => image.unresolved).map((image) => `${image.span.start}:${image.span.end}`),
       );
-      // Values one ARG leaves open in a row (an apt-get install of 20 packages pinned to `=${TENSORRT_VERSION}`) are
-      // one notice at the first of them, naming a few.
+      // Values one ARG leaves open in a row (an apt-get install of 20 packages pinned to `=${TENSORRT_VERSION}`, each on
+      // the line after the last) are one notice at the first of them, naming a few.
       let run: (typeof file.unresolved)[number][] = [];
       const flush = (): void => {
         const [first] = run;
@@ -67,10 +67,25 @@ export default defineRule({
           });
           continue;
         }
-        if (run.length > 0 && run[0]!.reason !== fact.reason) flush();
+        const last = run.at(-1);
+        // The same text again (one option in two commands) is said at each place.
+        if (
+          last &&
+          (last.reason !== fact.reason ||
+            run.some((held) => held.text === fact.text) ||
+            !adjacent(file.source.text, last.span.end, fact.span.start))
+        )
+          flush();
         run.push(fact);
       }
       flush();
     }
   },
 });
+
+/** Whether the text from `end` to `start` holds at most one line break (the next word, or the next line). */
+function adjacent(text: string, end: number, start: number): boolean {
+  if (start < end) return false;
+  const first = text.indexOf('\n', end);
+  return first < 0 || first >= start || text.indexOf('\n', first + 1) < 0 || text.indexOf('\n', first + 1) >= start;
+}

@@ -223,6 +223,15 @@ describe('Dockerfile parser', () => {
     ]);
     // Said where the index is not named on the command.
     expect(file.unresolved.map((fact) => text(file, fact.span))).toEqual(['install torch==2.6.0']);
+    // A file of another name is no pip configuration: aws/deep-learning-containers writes the dynamic linker's
+    // /etc/ld.so.conf.d/nvidia-pip.conf; one named pip.conf anywhere is pip's.
+    const written = (path: string) =>
+      parseDockerfile('Dockerfile', `FROM python:3.12\nRUN echo x > ${path}\nRUN pip install torch==2.6.0\n`)
+        .contexts[0]!.hiddenIndexes !== undefined;
+    expect(written('/etc/ld.so.conf.d/nvidia-pip.conf')).toBe(false);
+    expect(written('/etc/pip.conf')).toBe(true);
+    expect(written('~/.config/pip/pip.conf')).toBe(true);
+    expect(written('pip.ini')).toBe(true);
   });
 
   it('an ARG built with ${V:+"…"} names the image without the quotes', () => {

@@ -187,5 +187,9 @@ export class PipEnv {
   }
 }
 
-/** A redirection or `tee` into a pip configuration file (pip.conf, pip.ini), and its path. */
-const PIP_CONFIG_WRITE = /(?:>>?|\btee\s+(?:-a\s+)?)\s*["']?([^\s"';&|<>]*pip\.(?:conf|ini))\b/;
+/**
+ * A redirection or `tee` into a pip configuration file, and its path: a file named pip.conf or pip.ini, the names pip
+ * reads (pip.pypa.io/en/stable/topics/configuration/#location). `/etc/ld.so.conf.d/nvidia-pip.conf` is the dynamic
+ * linker's.
+ */
+const PIP_CONFIG_WRITE = /(?:>>?|\btee\s+(?:-a\s+)?)\s*["']?((?:[^\s"';&|<>]*\/)?pip\.(?:conf|ini))(?![\w.-])/;
