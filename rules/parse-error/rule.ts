@@ -37,8 +37,8 @@ export default defineRule({
       const images = new Set(
         file.images.filter((image) => image.unresolved).map((image) => `${image.span.start}:${image.span.end}`),
       );
-      // Values one ARG leaves open in a row (an apt-get install of 20 packages pinned to `=${TENSORRT_VERSION}`, each on
-      // the line after the last) are one notice at the first of them, naming a few.
+      // Values one ARG leaves open in a row (an apt-get install of 20 packages pinned to `=${TENSORRT_VERSION}`, each
+      // on the line after the last) are one notice at the first of them, naming a few.
       let run: (typeof file.unresolved)[number][] = [];
       const flush = (): void => {
         const [first] = run;
