@@ -36209,6 +36209,7 @@ function runsOn(cc, sass, ptx) {
 }
 
 // src/parsers/markers.ts
+var MACHINES = ["x86_64", "aarch64"];
 var LINUX = {
   sys_platform: "linux",
   platform_system: "Linux",
@@ -36416,6 +36417,17 @@ var FactSink = class {
   addIndex(context, fact) {
     this.indexes.push(fact);
     context.indexes.push(fact);
+  }
+  /**
+   * A lock's selection as one context per registry its packages come from (uv.lock, poetry.lock): the registry, where
+   * it is not PyPI, is the context's index. Its id.
+   */
+  addLockContext(tool, variant, registry2) {
+    const id = this.contexts.length;
+    const indexes = registry2 ? [{ kind: "index-url", ...registry2, context: id }] : [];
+    this.indexes.push(...indexes);
+    this.contexts.push({ id, tool, span: { start: 0, end: 0 }, indexes, includes: [], channels: [], variant });
+    return id;
   }
   /** Record an include of `context`: in the file's list and in the context's. */
   addInclude(context, fact) {
@@ -38482,31 +38494,28 @@ var PYTHON_MINOR = /(?:^|[^\d.])(3)\.(\d{1,2})(?![\d])/;
 function recordPython(sink, program, words, stage) {
   if (program === "pyenv" && words[1]?.text === "install") {
     for (const word of words.slice(2))
-      if (!word.text.startsWith("-")) addPython(sink, word, stage, "pyenv install", minorOf2(word));
+      if (!word.text.startsWith("-")) addPython(sink, word, stage, "pyenv install", pythonOf(word));
     return;
   }
   if (program === "uv" && words[1]?.text === "python" && words[2]?.text === "install") {
     const targets2 = optionFree(words.slice(3), UV_PYTHON_INSTALL_VALUES);
-    for (const word of targets2) addPython(sink, word, stage, "uv python install", minorOf2(word));
+    for (const word of targets2) addPython(sink, word, stage, "uv python install", pythonOf(word));
     if (targets2.length === 0) addPython(sink, words[2], stage, "uv python install", void 0);
     return;
   }
   if (program === "uv" && (words[1]?.text === "venv" || words[1]?.text === "sync")) {
     const args = words.slice(2);
+    const read = optionReader(args);
     for (let i = 0; i < args.length; i++) {
-      const text2 = args[i].text;
-      const joined = text2.startsWith("--python=") ? text2.slice("--python=".length) : text2.startsWith("-p") && text2.length > 2 && text2[2] !== "-" ? text2.slice(2) : void 0;
-      const word = joined !== void 0 ? args[i] : text2 === "--python" || text2 === "-p" ? args[++i] : void 0;
-      if (!word) continue;
-      const version2 = word.unresolved ? void 0 : PYTHON_MINOR.exec(joined ?? word.text);
-      if (version2 || word.unresolved)
-        addPython(
-          sink,
-          word,
-          stage,
-          `uv ${words[1].text} --python`,
-          version2 ? `${version2[1]}.${version2[2]}` : void 0
-        );
+      const option = read(i);
+      if (option.name === "--python" || option.name === "-p") {
+        const value = option.value();
+        const word = args[option.next()];
+        const version2 = word?.unresolved ? void 0 : value && pythonMinor(value);
+        if (word && (version2 || word.unresolved))
+          addPython(sink, word, stage, `uv ${words[1].text} --python`, version2);
+      }
+      i = option.next();
     }
     return;
   }
@@ -38514,22 +38523,19 @@ function recordPython(sink, program, words, stage) {
     if (!word.text.includes("conda") && !word.text.includes("forge")) continue;
     const installer = CONDA_INSTALLER.exec(word.text);
     if (!installer) continue;
-    addPython(
-      sink,
-      word,
-      stage,
-      `the ${installer[1]} installer`,
-      installer[3] ? `${installer[2]}.${installer[3]}` : void 0
-    );
+    const version2 = installer[3] ? `${installer[2]}.${installer[3]}` : void 0;
+    addPython(sink, word, stage, `the ${installer[1]} installer`, version2, true);
     return;
   }
 }
-function addPython(sink, word, stage, by, version2) {
-  sink.pythons.push({ span: word.span, stage, by, version: version2 });
+function addPython(sink, word, stage, by, version2, condaInstaller = false) {
+  sink.pythons.push({ span: word.span, stage, by, version: version2, condaInstaller });
 }
-function minorOf2(word) {
-  if (word.unresolved) return void 0;
-  const m = PYTHON_MINOR.exec(word.text);
+function pythonOf(word) {
+  return word.unresolved ? void 0 : pythonMinor(word.text);
+}
+function pythonMinor(text2) {
+  const m = PYTHON_MINOR.exec(text2);
   return m ? `${m[1]}.${m[2]}` : void 0;
 }
 var UV_PYTHON_INSTALL_VALUES = /^(?:-i|-d|--install-dir|--mirror|--pypy-mirror|--python-downloads-json-url|--cache-dir|--config-file|--directory|--project|--color|--allow-insecure-host)$/;
@@ -40614,6 +40620,103 @@ var dockerfile = {
 
 // src/parsers/kubernetes/parse.ts
 var import_yaml6 = __toESM(require_dist(), 1);
+
+// src/parsers/kubernetes/kinds.ts
+var WORKLOAD_KINDS = [
+  { kind: "Pod", containers: "spec.containers", source: "https://kubernetes.io/docs/concepts/workloads/pods/" },
+  ...["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job"].map((kind) => ({
+    kind,
+    containers: "spec.template.spec.containers",
+    source: "https://kubernetes.io/docs/concepts/workloads/controllers/"
+  })),
+  {
+    kind: "CronJob",
+    containers: "spec.jobTemplate.spec.template.spec.containers",
+    source: "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/"
+  },
+  {
+    kind: "PodTemplate",
+    containers: "template.spec.containers",
+    source: "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-template-v1/"
+  },
+  {
+    kind: "JobSet",
+    containers: "spec.replicatedJobs[].template.spec.template.spec.containers",
+    source: "https://jobset.sigs.k8s.io/docs/reference/jobset.v1alpha2/"
+  },
+  {
+    kind: "LeaderWorkerSet",
+    containers: "spec.leaderWorkerTemplate.{leaderTemplate,workerTemplate}.spec.containers",
+    source: "https://lws.sigs.k8s.io/docs/reference/leaderworkerset.v1/"
+  },
+  ...["RayCluster", "RayJob", "RayService"].map((kind) => ({
+    kind,
+    containers: "\u2026headGroupSpec.template.spec.containers, \u2026workerGroupSpecs[].template.spec.containers",
+    source: "https://docs.ray.io/en/latest/cluster/kubernetes/user-guides/config.html"
+  })),
+  ...["PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"].map((kind) => ({
+    kind,
+    containers: "spec.<framework>ReplicaSpecs.<Master|Worker|\u2026>.template.spec.containers",
+    source: "https://www.kubeflow.org/docs/components/trainer/legacy-v1/"
+  })),
+  {
+    kind: "TrainJob",
+    containers: "spec.trainer.image with spec.trainer.resourcesPerNode (else its runtime\u2019s template)",
+    source: "https://www.kubeflow.org/docs/components/trainer/user-guides/"
+  },
+  ...["TrainingRuntime", "ClusterTrainingRuntime"].map((kind) => ({
+    kind,
+    containers: "spec.template.spec.replicatedJobs[].template.spec.template.spec.containers (a JobSet template)",
+    source: "https://www.kubeflow.org/docs/components/trainer/operator-guides/runtime/"
+  })),
+  {
+    kind: "InferenceService",
+    containers: "spec.{predictor,transformer,explainer}.containers (a model with runtime and resources takes its runtime\u2019s image)",
+    source: "https://kserve.github.io/website/latest/reference/api/"
+  },
+  ...["ServingRuntime", "ClusterServingRuntime"].map((kind) => ({
+    kind,
+    containers: "spec.containers",
+    source: "https://kserve.github.io/website/latest/modelserving/servingruntimes/"
+  })),
+  {
+    kind: "LLMInferenceService",
+    containers: "spec.template.containers (else the runtime\u2019s)",
+    source: "https://kserve.github.io/website/latest/reference/api/"
+  },
+  {
+    kind: "Service (serving.knative.dev)",
+    containers: "spec.template.spec.containers",
+    source: "https://knative.dev/docs/serving/reference/serving-api/"
+  },
+  {
+    kind: "Notebook",
+    containers: "spec.template.spec.containers",
+    source: "https://www.kubeflow.org/docs/components/notebooks/"
+  },
+  ...["Workflow", "CronWorkflow", "WorkflowTemplate", "ClusterWorkflowTemplate"].map((kind) => ({
+    kind,
+    containers: "spec.templates[].container, spec.templates[].script (one container each)",
+    source: "https://argo-workflows.readthedocs.io/en/latest/fields/"
+  })),
+  {
+    kind: "Job (batch.volcano.sh)",
+    containers: "spec.tasks[].template.spec.containers",
+    source: "https://volcano.sh/en/docs/vcjob/"
+  },
+  {
+    kind: "NIMService",
+    containers: "spec.image.{repository,tag} with spec.resources",
+    source: "https://docs.nvidia.com/nim-operator/latest/service.html"
+  }
+];
+var GPU_RESOURCE = String.raw`nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)`;
+var WORKLOAD_SHAPE = new RegExp(
+  String.raw`^[ \t-]*(?:containers|container|script|trainer|image|resourceClaims|${GPU_RESOURCE})[ \t]*:`,
+  "m"
+);
+
+// src/parsers/kubernetes/parse.ts
 var IMAGE_REFERENCE = /^(?:[a-zA-Z0-9.-]+(?::\d+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
 var MAX_ALIASES2 = 200;
 var MAX_DEPTH3 = 12;
@@ -40791,15 +40894,17 @@ function holdsNoPod(body) {
 }
 var TEMPLATE_BLOCK = /\{\{-?\s*(?:include|template|toYaml|tpl)\b|\|\s*(?:n?indent|toYaml)\b|^[ \t]*\{\{/m;
 function asksForGpus(body) {
-  return (
-    // A count of zero asks for none (`nvidia.com/gpu: 0`).
-    /^[ \t-]*["']?nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)["']?[ \t]*:(?![ \t]*["']?0+["']?[ \t]*(?:#.*)?$)/m.test(
-      body
-    ) || /^[ \t-]*(?!key[ \t]*:)[\w.-]+[ \t]*:[ \t]*["']?nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)["']?[ \t]*(?:#.*)?$/m.test(
-      body
-    )
-  );
+  return GPU_REQUEST_KEY.test(body) || GPU_REQUEST_VALUE.test(body);
 }
+var GPU_REQUEST_KEY = new RegExp(
+  String.raw`^[ \t-]*["']?${GPU_RESOURCE}["']?[ \t]*:(?![ \t]*["']?0+["']?[ \t]*(?:#.*)?$)`,
+  "m"
+);
+var GPU_REQUEST_VALUE = new RegExp(
+  String.raw`^[ \t-]*(?!key[ \t]*:)[\w.-]+[ \t]*:[ \t]*["']?${GPU_RESOURCE}["']?[ \t]*(?:#.*)?$`,
+  "m"
+);
+var GPU_RESOURCE_NAME = new RegExp(`^${GPU_RESOURCE}$`);
 function gpuClaims(docs, text2) {
   const names = /* @__PURE__ */ new Set();
   for (const doc of docs) {
@@ -41021,8 +41126,7 @@ var Reader = class {
       const map2 = resources ? this.map(resources, field2) : void 0;
       for (const pair of map2?.items ?? []) {
         const key = (0, import_yaml6.isScalar)(pair.key) ? String(pair.key.value) : "";
-        if (/^nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)$/.test(key) && this.text(pair.value) !== "0")
-          return true;
+        if (GPU_RESOURCE_NAME.test(key) && this.text(pair.value) !== "0") return true;
       }
     }
     const env = this.resolve(container.get("env", true));
@@ -44198,20 +44302,12 @@ function parsePoetryLock(path, text2) {
       else bySource.set(key, [entry]);
     }
     for (const [url2, group] of bySource) {
-      const id = sink.contexts.length;
       const first = group.find((entry) => entry.source?.value === url2)?.source;
-      const indexes = url2 && first ? [{ kind: "index-url", url: url2, urlSpan: textSpan(first), span: first.span, context: id }] : [];
-      sink.indexes.push(...indexes);
-      const context = {
-        id,
-        tool: "pip",
-        span: { start: 0, end: 0 },
-        indexes,
-        includes: [],
-        channels: [],
-        variant: selection.name
-      };
-      sink.contexts.push(context);
+      const id = sink.addLockContext(
+        "pip",
+        selection.name,
+        url2 && first ? { url: url2, urlSpan: textSpan(first), span: first.span } : void 0
+      );
       for (const entry of group) sink.packages.push(packageFact({ ...entry.fact, context: id }));
     }
   }
@@ -44826,20 +44922,12 @@ function parseUvLock(path, text2) {
           byRegistry.set(key, group);
         }
         for (const [registry2, group] of byRegistry) {
-          const id = sink.contexts.length;
           const first = group.find((locked) => locked.registry?.value === registry2)?.registry;
-          const indexes = registry2 && first ? [{ kind: "index-url", url: registry2, urlSpan: textSpan(first), span: textSpan(first), context: id }] : [];
-          sink.indexes.push(...indexes);
-          const context = {
-            id,
-            tool: "uv",
-            span: { start: 0, end: 0 },
-            indexes,
-            includes: [],
-            channels: [],
-            variant: name
-          };
-          sink.contexts.push(context);
+          const id = sink.addLockContext(
+            "uv",
+            name,
+            registry2 && first ? { url: registry2, urlSpan: textSpan(first), span: textSpan(first) } : void 0
+          );
           for (const locked of group) sink.packages.push(lockedFact(locked, id, through.get(locked)));
         }
       }
@@ -44894,13 +44982,15 @@ function closure(direct, byName, env) {
     }
   }
   const names = /* @__PURE__ */ new Map();
+  let twoVersions = false;
   let byMachine = false;
   for (const locked of order) {
     const other = names.get(locked.name);
+    if (other) twoVersions = true;
     if (other && (machineMarked.has(locked) || machineMarked.has(other))) byMachine = true;
     names.set(locked.name, locked);
   }
-  return { order, through, byMachine };
+  return { order, through, twoVersions, byMachine };
 }
 var verdicts = /* @__PURE__ */ new WeakMap();
 function refs(value, env) {
@@ -44917,7 +45007,6 @@ function refs(value, env) {
     (item) => item.kind === "table" && holds3(stringAt(item, "marker")?.value)
   );
 }
-var MACHINES = ["x86_64", "aarch64"];
 function resolveSelection(selection, byName) {
   const anyMachine = { extras: selection.extras };
   const whole = closure(selection.direct(anyMachine), byName, anyMachine);
@@ -44926,15 +45015,7 @@ function resolveSelection(selection, byName) {
     const env = { extras: selection.extras, values: { platform_machine: machine } };
     return { name: `${selection.name} on ${machine}`, ...closure(selection.direct(env), byName, env) };
   });
-  return perMachine.some((part) => twoVersions(part.order)) ? [{ name: selection.name, ...whole }] : perMachine;
-}
-function twoVersions(installed) {
-  const names = /* @__PURE__ */ new Set();
-  for (const locked of installed) {
-    if (names.has(locked.name)) return true;
-    names.add(locked.name);
-  }
-  return false;
+  return perMachine.some((part) => part.twoVersions) ? [{ name: selection.name, ...whole }] : perMachine;
 }
 function resolve(ref, byName) {
   const name = stringAt(ref, "name");
@@ -45152,7 +45233,8 @@ function resolveTorchBuild(pkg, indexes, kb, machine = "x86_64") {
     source: f.source,
     index: f.index,
     missing: f.missing,
-    fellBackFrom: f.fellBackFrom
+    fellBackFrom: f.fellBackFrom,
+    unknownOnMachine: f.unknownOnMachine
   });
   const available = release ? kb.torchBuilds(release) : NO_BUILDS;
   if (pkg.url) {
@@ -45215,6 +45297,7 @@ function resolveTorchBuild(pkg, indexes, kb, machine = "x86_64") {
     cuda: pypi,
     cpu: false,
     source: "pypi",
+    unknownOnMachine: machine !== "x86_64" && release?.pypiDefault ? machine : void 0,
     fellBackFrom: fellBack ? unserved : void 0,
     missing: fellBack ? { cuda: fellBack.cuda, tag: fellBack.tag, via: "extra-index-url", index: unserved } : void 0
   });
@@ -46415,7 +46498,7 @@ function surroundingsOf(claims, packages, scripted = []) {
       pythons.add(python.version);
       installedBy.set(python.version, python.by);
     }
-  if (condaPython && unknownPython && scripted.every((python) => python.version || /installer$/.test(python.by)))
+  if (condaPython && unknownPython && scripted.every((python) => python.version || python.condaInstaller))
     unknownPython = void 0;
   return {
     images,
@@ -46448,9 +46531,6 @@ function pythonsAround(around, kb) {
   };
 }
 function unitPythons(around, kb) {
-  const { os, osVersion } = distributionOf(around.images, kb);
-  if ((around.scripted || kb.pythonsFor(os, osVersion).versions.length === 0) && around.pythons.length === 0 && !around.unknownPython)
-    return [];
   return pythonsAround(around, kb).versions;
 }
 function newestTorchClaim(file2, pkg, install, around, kb) {
@@ -46750,7 +46830,7 @@ function selectionUnits(file2, claimsOf, kb, covered) {
           claims: claims.filter((claim2) => own2(claim2.context)),
           invocations: contexts.map((context) => makeInvocation([{ file: file2, context }])),
           rootPackages: file2.packages.filter((pkg) => ids.has(pkg.context)),
-          ...selectionMachine(variant)
+          platform: selectionMachine(variant)
         },
         kb
       )
@@ -46767,7 +46847,7 @@ function dockerStageUnit(index, stage, links, claimsOf, kb) {
   const seen = /* @__PURE__ */ new Set([file2]);
   const linkedFiles = [];
   const selected = /* @__PURE__ */ new Map();
-  const { machine, named } = stageMachine(index, stage);
+  const platform = stageMachine(index, stage);
   const skipped = /* @__PURE__ */ new Map();
   for (const context of contexts) {
     const contextLinks = index.linksByContext.get(context.id) ?? [];
@@ -46782,7 +46862,7 @@ function dockerStageUnit(index, stage, links, claimsOf, kb) {
       linkedFiles.push(member);
     }
     const members2 = linked.flatMap((member) => {
-      const chosen = selectedContexts(member, contextLinks, machine);
+      const chosen = selectedContexts(member, contextLinks, platform ?? DEFAULT_MACHINE);
       if (hasSelections(member.kind)) {
         const ids = selected.get(member) ?? /* @__PURE__ */ new Set();
         for (const c of chosen) ids.add(c.id);
@@ -46820,8 +46900,7 @@ function dockerStageUnit(index, stage, links, claimsOf, kb) {
       rootPackages: index.packagesOf(contexts),
       memberPackages,
       pythons: index.pythonsOf(stage),
-      machine,
-      platform: named
+      platform
     },
     kb
   );
@@ -46843,23 +46922,20 @@ function selectedContexts(member, via, machine) {
     return selects.has("*") || selects.has(selection) || selects.has("*extras") && variant.startsWith("extra ") || selects.has("*environments") && variant.startsWith("environment ");
   });
 }
-var NO_PYTHONS3 = [];
 function selectionMachine(variant) {
   const on = variant?.lastIndexOf(" on ") ?? -1;
-  if (on < 0) return {};
+  if (on < 0) return void 0;
   const platform = variant.slice(on + 4);
-  if (onMachine(platform, "aarch64")) return { machine: "aarch64", platform: "aarch64" };
-  if (onMachine(platform, "x86_64")) return { machine: "x86_64", platform: "x86_64" };
-  return {};
+  return onMachine(platform, "aarch64") ? "aarch64" : onMachine(platform, "x86_64") ? "x86_64" : void 0;
 }
 function onMachine(platform, machine) {
   return machine === "aarch64" ? platform === "aarch64" || platform === "linux-aarch64" : platform === "x86_64" || platform === "linux-64";
 }
 function stageMachine(index, stage) {
   const platform = index.platformOf(stage) ?? "";
-  if (/arm64|aarch64/i.test(platform)) return { machine: "aarch64", named: "aarch64" };
-  return /amd64|x86_64/i.test(platform) ? { machine: "x86_64", named: "x86_64" } : { machine: "x86_64" };
+  return /arm64|aarch64/i.test(platform) ? "aarch64" : /amd64|x86_64/i.test(platform) ? "x86_64" : void 0;
 }
+var DEFAULT_MACHINE = "x86_64";
 var CARRIES_TORCH_CUDA = /* @__PURE__ */ new Set(["vllm", "xformers"]);
 function builtWithTorch(file2, pkg, invocation, hidden, kb) {
   if (pkg.ecosystem !== "pip" || !pkg.exact || pkg.localLabel || pkg.url || !CARRIES_TORCH_CUDA.has(pkg.name))
@@ -46918,10 +46994,10 @@ function finishUnit(parts, kb) {
       const markers = pkg.ecosystem === "pip" ? pkg.markers : void 0;
       const byMachine = parts.platform && markers?.includes("platform_machine");
       if (markers && (byMachine || markers.includes("python_version"))) {
-        pythons ??= markers.includes("python_version") ? unitPythons(surroundings(), kb) : NO_PYTHONS3;
+        const candidates = markers.includes("python_version") ? pythons ??= unitPythons(surroundings(), kb) : [];
         const machine = byMachine ? { platform_machine: parts.platform } : {};
         const holds3 = (python) => evaluateMarker(markers, { values: python ? { ...machine, python_version: python } : machine }) !== false;
-        if (pythons.length > 0 ? !pythons.some(holds3) : byMachine && !holds3(void 0)) {
+        if (candidates.length > 0 ? !candidates.some(holds3) : byMachine && !holds3(void 0)) {
           (notInstalled ??= /* @__PURE__ */ new Set()).add(pkg);
           continue;
         }
@@ -46929,7 +47005,7 @@ function finishUnit(parts, kb) {
       const context = file2.contexts[pkg.context];
       const invocation = context ? invocationOf.get(context) : void 0;
       const hidden = (invocation && flags.get(invocation)?.hidden) ?? false;
-      const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb, parts.machine);
+      const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb, parts.platform ?? DEFAULT_MACHINE);
       const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? void 0 : resolved;
       packages.push({ file: file2, pkg, invocation, build });
       const unpinned = hidden || kept?.has(pkg) || !pkg.exact && pkg.ecosystem === "pip" && !context?.replacesInstalled && !(invocation && flags.get(invocation)?.upgrades) && pinnedWithin(pinned, pkg) ? void 0 : (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(
@@ -47743,7 +47819,8 @@ var MESSAGES4 = {
   metaPackage: "{{meta}} installs builds for CUDA {{found}} ({{others}}) beside those for CUDA {{expected}} ({{matching}}), which {{target}} sets",
   condaSolve: "{{subject}} is a package of CUDA {{found}}, but {{target}} is one of CUDA {{expected}}: conda cannot solve the environment",
   newestTorch: "{{subject}} installs the newest torch it admits, today {{newest}}, a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}",
-  newestToolkit: "{{subject}} installs the newest CUDA in NVIDIA's repository, today {{newest}}, but {{target}} sets CUDA {{expected}}"
+  newestToolkit: "{{subject}} installs the newest CUDA in NVIDIA's repository, today {{newest}}, but {{target}} sets CUDA {{expected}}",
+  pypiOtherMachine: "{{subject}} installs PyPI's build for {{machine}}, whose CUDA is not known here, so it is not compared with {{target}} (CUDA {{expected}})"
 };
 var rule_default4 = defineRule({
   id: "cuda-mismatch",
@@ -47764,6 +47841,7 @@ var rule_default4 = defineRule({
     condaSolve: `Each package of NVIDIA's CUDA packaging (cuda, cuda-toolkit, cuda-nvcc, cuda-cccl, \u2026) depends on the cuda-version of its own CUDA release, so packages of CUDA {{found}} and CUDA {{expected}} exclude each other and the solver fails. Pin every CUDA package to one release (or pin only cuda-version={{expected}} and leave the others unpinned).{{evidence}} Source: ${CUDA_FEEDSTOCK}`,
     newestTorch: "pip takes the newest release a requirement admits that supports the Python at hand, and the PyPI build of today's is for CUDA {{found}}; the pick moves as releases appear, so the build changes with the day of the build. {{pin}}{{evidence}}",
     newestToolkit: `NVIDIA's cuda-toolkit (and cuda) meta-package "handles upgrading to the latest version of CUDA when it's released" (CUDA 12.1 release notes, "New meta-packages for Linux installation"): it installs the newest CUDA the repository has, not the image's, and the pick moves as releases appear. Install the toolkit of the image's CUDA by its versioned name (cuda-toolkit-X-Y).{{evidence}}`,
+    pypiOtherMachine: "The knowledge base records which CUDA PyPI's torch wheels are built for on Linux x86_64 only. Pin the build from a PyTorch index (torch==X+cuYYY with --index-url https://download.pytorch.org/whl/cuYYY, which serves aarch64 wheels too) to have it checked.{{evidence}}",
     metaPackage: "{{meta}} depends on a build for each CUDA major, so all of them are installed; the one for CUDA {{expected}} matches, and the others ({{others}}) are installed beside it without being the build that is loaded for this CUDA. Nothing to fix unless their size or their runtime libraries matter: then install {{matching}} without {{meta}} (or exclude {{others}}, e.g. with uv's override-dependencies). Source: the dependencies the lock records for {{meta}}."
   },
   check({ units, kb, report }) {
@@ -47789,6 +47867,7 @@ var rule_default4 = defineRule({
         reportMismatch({ unit, claim: claim2, target, relation, unitFix: edits }, kb, report);
     }
     for (const unit of units) checkFloors(unit, report);
+    for (const unit of units) if (unit.target) reportUnknownBuilds(unit, unit.target, report);
   }
 });
 function byMetaPackage(unit, mismatches, target) {
@@ -47944,6 +48023,24 @@ function condaExcludes(claim2, target) {
 function condaForgeOnly(file2) {
   const channels = file2.indexes.filter((index) => index.kind === "conda-channel" && !index.ignoredReason);
   return channels.length > 0 && channels.every((index) => /^(conda-forge|https:\/\/conda\.anaconda\.org\/conda-forge\/?)$/.test(index.url));
+}
+function reportUnknownBuilds(unit, target, report) {
+  for (const { pkg, file: file2, build } of unit.packages) {
+    if (!build?.unknownOnMachine) continue;
+    report({
+      messageId: "pypiOtherMachine",
+      data: {
+        subject: withAlternative(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
+        machine: build.unknownOnMachine,
+        target: target.subject,
+        expected: claimCuda(target),
+        evidence: build.release ? ` Fact: ${cite(build.release)}.` : ""
+      },
+      file: file2,
+      span: pkg.span,
+      severity: "notice"
+    });
+  }
 }
 function olderMinor(found, expected) {
   const [fMajor, fMinor] = found.split(".").map(Number);
@@ -49015,97 +49112,6 @@ function checkContainers(units, report) {
     }
   }
 }
-
-// src/parsers/kubernetes/kinds.ts
-var WORKLOAD_KINDS = [
-  { kind: "Pod", containers: "spec.containers", source: "https://kubernetes.io/docs/concepts/workloads/pods/" },
-  ...["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job"].map((kind) => ({
-    kind,
-    containers: "spec.template.spec.containers",
-    source: "https://kubernetes.io/docs/concepts/workloads/controllers/"
-  })),
-  {
-    kind: "CronJob",
-    containers: "spec.jobTemplate.spec.template.spec.containers",
-    source: "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/"
-  },
-  {
-    kind: "PodTemplate",
-    containers: "template.spec.containers",
-    source: "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-template-v1/"
-  },
-  {
-    kind: "JobSet",
-    containers: "spec.replicatedJobs[].template.spec.template.spec.containers",
-    source: "https://jobset.sigs.k8s.io/docs/reference/jobset.v1alpha2/"
-  },
-  {
-    kind: "LeaderWorkerSet",
-    containers: "spec.leaderWorkerTemplate.{leaderTemplate,workerTemplate}.spec.containers",
-    source: "https://lws.sigs.k8s.io/docs/reference/leaderworkerset.v1/"
-  },
-  ...["RayCluster", "RayJob", "RayService"].map((kind) => ({
-    kind,
-    containers: "\u2026headGroupSpec.template.spec.containers, \u2026workerGroupSpecs[].template.spec.containers",
-    source: "https://docs.ray.io/en/latest/cluster/kubernetes/user-guides/config.html"
-  })),
-  ...["PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"].map((kind) => ({
-    kind,
-    containers: "spec.<framework>ReplicaSpecs.<Master|Worker|\u2026>.template.spec.containers",
-    source: "https://www.kubeflow.org/docs/components/trainer/legacy-v1/"
-  })),
-  {
-    kind: "TrainJob",
-    containers: "spec.trainer.image with spec.trainer.resourcesPerNode (else its runtime\u2019s template)",
-    source: "https://www.kubeflow.org/docs/components/trainer/user-guides/"
-  },
-  ...["TrainingRuntime", "ClusterTrainingRuntime"].map((kind) => ({
-    kind,
-    containers: "spec.template.spec.replicatedJobs[].template.spec.template.spec.containers (a JobSet template)",
-    source: "https://www.kubeflow.org/docs/components/trainer/operator-guides/runtime/"
-  })),
-  {
-    kind: "InferenceService",
-    containers: "spec.{predictor,transformer,explainer}.containers (a model with runtime and resources takes its runtime\u2019s image)",
-    source: "https://kserve.github.io/website/latest/reference/api/"
-  },
-  ...["ServingRuntime", "ClusterServingRuntime"].map((kind) => ({
-    kind,
-    containers: "spec.containers",
-    source: "https://kserve.github.io/website/latest/modelserving/servingruntimes/"
-  })),
-  {
-    kind: "LLMInferenceService",
-    containers: "spec.template.containers (else the runtime\u2019s)",
-    source: "https://kserve.github.io/website/latest/reference/api/"
-  },
-  {
-    kind: "Service (serving.knative.dev)",
-    containers: "spec.template.spec.containers",
-    source: "https://knative.dev/docs/serving/reference/serving-api/"
-  },
-  {
-    kind: "Notebook",
-    containers: "spec.template.spec.containers",
-    source: "https://www.kubeflow.org/docs/components/notebooks/"
-  },
-  ...["Workflow", "CronWorkflow", "WorkflowTemplate", "ClusterWorkflowTemplate"].map((kind) => ({
-    kind,
-    containers: "spec.templates[].container, spec.templates[].script (one container each)",
-    source: "https://argo-workflows.readthedocs.io/en/latest/fields/"
-  })),
-  {
-    kind: "Job (batch.volcano.sh)",
-    containers: "spec.tasks[].template.spec.containers",
-    source: "https://volcano.sh/en/docs/vcjob/"
-  },
-  {
-    kind: "NIMService",
-    containers: "spec.image.{repository,tag} with spec.resources",
-    source: "https://docs.nvidia.com/nim-operator/latest/service.html"
-  }
-];
-var WORKLOAD_SHAPE = /^[ \t-]*(?:containers|container|script|trainer|image|resourceClaims|nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+))[ \t]*:/m;
 
 // src/parsers/index.ts
 function classifyPath(path) {
@@ -50596,7 +50602,9 @@ var rule_default16 = defineRule({
 function adjacent(text2, end, start) {
   if (start < end) return false;
   const first = text2.indexOf("\n", end);
-  return first < 0 || first >= start || text2.indexOf("\n", first + 1) < 0 || text2.indexOf("\n", first + 1) >= start;
+  if (first < 0 || first >= start) return true;
+  const second = text2.indexOf("\n", first + 1);
+  return second < 0 || second >= start;
 }
 
 // rules/policy-error/rule.ts

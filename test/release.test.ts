@@ -11,6 +11,7 @@ import { validateWorkflow } from '@action-validator/core';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './support/harness.js';
+import { withoutExamples } from '../src/rule.js';
 
 const workflows = readdirSync(join(ROOT, '.github', 'workflows')).filter((name) => /\.ya?ml$/.test(name));
 
@@ -119,6 +120,10 @@ describe('the release', () => {
     expect(installed.status, installed.stderr).toBe(0);
     expect(installed.stdout + installed.stderr).toContain('added 1 package');
     expect(bytesUnder(join(prefix, 'lib', 'node_modules', 'cuda-gatekeeper'))).toBeLessThan(3 * 1024 * 1024);
+    // The rules' READMEs as SARIF's help carries them: pack-cli strips the examples as src/rule.ts does.
+    expect(readFileSync(join(work, 'package', 'rules', 'cuda-mismatch', 'README.md'), 'utf8')).toBe(
+      withoutExamples(readFileSync(join(ROOT, 'rules', 'cuda-mismatch', 'README.md'), 'utf8'), 'cuda-mismatch'),
+    );
     const bin = join(prefix, 'bin', 'cuda-gatekeeper');
     const demo = spawnSync(bin, ['check', '.'], { cwd: join(ROOT, 'fixtures', 'repos', 'demo'), encoding: 'utf8' });
     expect(demo.status, demo.stderr).toBe(1);

@@ -1,4 +1,10 @@
-import { claimCuda, compareClaims, CONDA_CUDA_RELEASE_PACKAGES, type CudaClaim } from '../../src/analysis/claims.js';
+import {
+  claimCuda,
+  compareClaims,
+  CONDA_CUDA_RELEASE_PACKAGES,
+  withAlternative,
+  type CudaClaim,
+} from '../../src/analysis/claims.js';
 import { readsUnread, type Unit } from '../../src/analysis/units.js';
 import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nearest.js';
 import { releaseFor } from '../../src/analysis/torch-build.js';
@@ -50,6 +56,8 @@ const MESSAGES = {
     '{{subject}} installs the newest torch it admits, today {{newest}}, a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}',
   newestToolkit:
     "{{subject}} installs the newest CUDA in NVIDIA's repository, today {{newest}}, but {{target}} sets CUDA {{expected}}",
+  pypiOtherMachine:
+    "{{subject}} installs PyPI's build for {{machine}}, whose CUDA is not known here, so it is not compared with {{target}} (CUDA {{expected}})",
 };
 type MessageId = keyof typeof MESSAGES;
 
@@ -74,6 +82,8 @@ export default defineRule({
       "pip takes the newest release a requirement admits that supports the Python at hand, and the PyPI build of today's is for CUDA {{found}}; the pick moves as releases appear, so the build changes with the day of the build. {{pin}}{{evidence}}",
     newestToolkit:
       'NVIDIA\'s cuda-toolkit (and cuda) meta-package "handles upgrading to the latest version of CUDA when it\'s released" (CUDA 12.1 release notes, "New meta-packages for Linux installation"): it installs the newest CUDA the repository has, not the image\'s, and the pick moves as releases appear. Install the toolkit of the image\'s CUDA by its versioned name (cuda-toolkit-X-Y).{{evidence}}',
+    pypiOtherMachine:
+      "The knowledge base records which CUDA PyPI's torch wheels are built for on Linux x86_64 only. Pin the build from a PyTorch index (torch==X+cuYYY with --index-url https://download.pytorch.org/whl/cuYYY, which serves aarch64 wheels too) to have it checked.{{evidence}}",
     metaPackage:
       "{{meta}} depends on a build for each CUDA major, so all of them are installed; the one for CUDA {{expected}} matches, and the others ({{others}}) are installed beside it without being the build that is loaded for this CUDA. Nothing to fix unless their size or their runtime libraries matter: then install {{matching}} without {{meta}} (or exclude {{others}}, e.g. with uv's override-dependencies). Source: the dependencies the lock records for {{meta}}.",
   },
@@ -107,6 +117,7 @@ export default defineRule({
         reportMismatch({ unit, claim, target, relation, unitFix: edits }, kb, report);
     }
     for (const unit of units) checkFloors(unit, report);
+    for (const unit of units) if (unit.target) reportUnknownBuilds(unit, unit.target, report);
   },
 });
 
@@ -365,9 +376,26 @@ function condaForgeOnly(file: ParsedFile): boolean {
   );
 }
 
-/**
- * Which message says a mismatch: by what the claim is (a plain pin's index, an index, a name), else by the distance.
- */
+/** PyPI's builds on a machine whose CUDA the knowledge does not record (aarch64): said at their line, never passed. */
+function reportUnknownBuilds(unit: Unit, target: CudaClaim, report: Reporter<MessageId>): void {
+  for (const { pkg, file, build } of unit.packages) {
+    if (!build?.unknownOnMachine) continue;
+    report({
+      messageId: 'pypiOtherMachine',
+      data: {
+        subject: withAlternative(file, pkg.context, `${pkg.rawName}${pkg.specifier}`),
+        machine: build.unknownOnMachine,
+        target: target.subject,
+        expected: claimCuda(target),
+        evidence: build.release ? ` Fact: ${cite(build.release)}.` : '',
+      },
+      file,
+      span: pkg.span,
+      severity: 'notice',
+    });
+  }
+}
+
 /** Whether a build's CUDA is an older minor of the same major than the CUDA it is compared with (12.1 beside 12.4). */
 function olderMinor(found: string, expected: string): boolean {
   const [fMajor, fMinor] = found.split('.').map(Number);
@@ -408,6 +436,9 @@ function minorNumber(cuda: string): number {
   return Number(cuda.split('.')[1] ?? 0);
 }
 
+/**
+ * Which message says a mismatch: by what the claim is (a plain pin's index, an index, a name), else by the distance.
+ */
 function mismatchMessage(
   claim: CudaClaim,
   relation: 'major' | 'minor',

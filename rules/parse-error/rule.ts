@@ -83,9 +83,11 @@ export default defineRule({
   },
 });
 
-/** Whether the text from `end` to `start` holds at most one line break (the next word, or the next line). */
+/** Whether `start` follows `end` on the same line or the next one (at most one line break between them). */
 function adjacent(text: string, end: number, start: number): boolean {
   if (start < end) return false;
   const first = text.indexOf('\n', end);
-  return first < 0 || first >= start || text.indexOf('\n', first + 1) < 0 || text.indexOf('\n', first + 1) >= start;
+  if (first < 0 || first >= start) return true;
+  const second = text.indexOf('\n', first + 1);
+  return second < 0 || second >= start;
 }

@@ -4,6 +4,7 @@ import { satisfies } from '@renovatebot/pep440';
 import { cudaFromTag, publicVersion, tagFromCuda } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
 import { cudaFromLabel, cudaFromUrl, isCpuUrl, isPytorchIndex } from './cuda-labels.js';
+import type { Machine } from '../parsers/markers.js';
 import { TORCH_FAMILY } from '../parsers/python-requirement.js';
 
 export type BuildSource = 'local-label' | 'url' | 'index-url' | 'extra-index-url' | 'find-links' | 'pypi';
@@ -27,6 +28,11 @@ export interface TorchBuild {
   };
   /** pip will take PyPI's build because the extra index does not have this version. */
   readonly fellBackFrom?: IndexFact;
+  /**
+   * PyPI's build on aarch64, whose CUDA the knowledge does not record (it records PyPI's Linux x86_64 builds): said,
+   * not compared.
+   */
+  readonly unknownOnMachine?: Machine;
 }
 
 const NO_BUILDS: ReadonlySet<string> = new Set();
@@ -48,7 +54,7 @@ export function resolveTorchBuild(
   pkg: PackageFact,
   indexes: readonly IndexFact[],
   kb: KnowledgeBase,
-  machine: 'x86_64' | 'aarch64' = 'x86_64',
+  machine: Machine = 'x86_64',
 ): TorchBuild | undefined {
   if (pkg.ecosystem !== 'pip' || !pkg.exact || !TORCH_FAMILY.has(pkg.name)) return undefined;
   const version = publicVersion(pkg.exact);
@@ -58,7 +64,8 @@ export function resolveTorchBuild(
   if (!pkg.localLabel && !pkg.url && release?.torchaudioCuda === false && pkg.name === 'torchaudio') return undefined;
   // Every build has every field, in one order (one hidden class; see packageFact in facts.ts).
   const result = (
-    f: Pick<TorchBuild, 'cpu' | 'source'> & Partial<Pick<TorchBuild, 'cuda' | 'index' | 'missing' | 'fellBackFrom'>>,
+    f: Pick<TorchBuild, 'cpu' | 'source'> &
+      Partial<Pick<TorchBuild, 'cuda' | 'index' | 'missing' | 'fellBackFrom' | 'unknownOnMachine'>>,
   ): TorchBuild => ({
     pkg,
     release,
@@ -69,6 +76,7 @@ export function resolveTorchBuild(
     index: f.index,
     missing: f.missing,
     fellBackFrom: f.fellBackFrom,
+    unknownOnMachine: f.unknownOnMachine,
   });
   const available = release ? kb.torchBuilds(release) : NO_BUILDS;
 
@@ -141,6 +149,7 @@ export function resolveTorchBuild(
     cuda: pypi,
     cpu: false,
     source: 'pypi',
+    unknownOnMachine: machine !== 'x86_64' && release?.pypiDefault ? machine : undefined,
     fellBackFrom: fellBack ? unserved : undefined,
     missing: fellBack
       ? { cuda: fellBack.cuda!, tag: fellBack.tag, via: 'extra-index-url', index: unserved }

@@ -26,7 +26,7 @@ import { groupBy } from '../util/collections.js';
 import { isPypiIndex, isPytorchIndex } from './cuda-labels.js';
 import { resolveTorchBuild, type TorchBuild } from './torch-build.js';
 import { newestToolkitClaim, newestTorchClaim, surroundingsOf, unitPythons, type Surroundings } from './unpinned.js';
-import { evaluateMarker } from '../parsers/markers.js';
+import { evaluateMarker, type Machine } from '../parsers/markers.js';
 import { stronglyConnected } from '../util/graph.js';
 
 /** One pip/conda run: a command or file plus the files it pulls in, sharing index options. */
@@ -339,7 +339,7 @@ function selectionUnits(
           claims: claims.filter((claim) => own(claim.context)),
           invocations: contexts.map((context) => makeInvocation([{ file, context }])),
           rootPackages: file.packages.filter((pkg) => ids.has(pkg.context)),
-          ...selectionMachine(variant),
+          platform: selectionMachine(variant),
         },
         kb,
       ),
@@ -364,7 +364,7 @@ function dockerStageUnit(
   const linkedFiles: ParsedFile[] = [];
   // The context ids of each file with selections (a pyproject.toml, a lock) that this stage installs.
   const selected = new Map<ParsedFile, Set<number>>();
-  const { machine, named } = stageMachine(index, stage);
+  const platform = stageMachine(index, stage);
   /** The packages a command leaves out of a file it installs (`uv sync --no-install-package torch`), by file. */
   const skipped = new Map<ParsedFile, Set<string>>();
   for (const context of contexts) {
@@ -380,7 +380,7 @@ function dockerStageUnit(
       linkedFiles.push(member);
     }
     const members = linked.flatMap((member) => {
-      const chosen = selectedContexts(member, contextLinks, machine);
+      const chosen = selectedContexts(member, contextLinks, platform ?? DEFAULT_MACHINE);
       if (hasSelections(member.kind)) {
         const ids = selected.get(member) ?? new Set();
         for (const c of chosen) ids.add(c.id);
@@ -423,8 +423,7 @@ function dockerStageUnit(
       rootPackages: index.packagesOf(contexts),
       memberPackages,
       pythons: index.pythonsOf(stage),
-      machine,
-      platform: named,
+      platform,
     },
     kb,
   );
@@ -469,19 +468,12 @@ export function selectedContexts(
   });
 }
 
-/** The machines Linux GPU nodes run, as `platform_machine` names them. */
-export type Machine = 'x86_64' | 'aarch64';
-
-const NO_PYTHONS: readonly string[] = [];
-
 /** The machine of a per-machine selection (`extra cpu on aarch64`, `environment cuda on linux-64`), where it is one. */
-function selectionMachine(variant: string | undefined): { machine?: Machine; platform?: Machine } {
+function selectionMachine(variant: string | undefined): Machine | undefined {
   const on = variant?.lastIndexOf(' on ') ?? -1;
-  if (on < 0) return {};
+  if (on < 0) return undefined;
   const platform = variant!.slice(on + 4);
-  if (onMachine(platform, 'aarch64')) return { machine: 'aarch64', platform: 'aarch64' };
-  if (onMachine(platform, 'x86_64')) return { machine: 'x86_64', platform: 'x86_64' };
-  return {};
+  return onMachine(platform, 'aarch64') ? 'aarch64' : onMachine(platform, 'x86_64') ? 'x86_64' : undefined;
 }
 
 /** Whether a selection's platform (`linux-64`, `linux-aarch64`, `x86_64`, `aarch64`, `osx-arm64`) is this machine's. */
@@ -491,15 +483,17 @@ function onMachine(platform: string, machine: Machine): boolean {
     : platform === 'x86_64' || platform === 'linux-64';
 }
 
-/**
- * The machine a stage is built for: the platform its FROM names (`--platform=linux/arm64`), else x86_64, what a build
- * without `--platform` on an x86_64 builder (nearly every CI runner) gives.
- */
-function stageMachine(index: DockerfileIndex, stage: number): { machine: Machine; named?: Machine } {
+/** The machine a stage's FROM names (`--platform=linux/arm64`), where it names one. */
+function stageMachine(index: DockerfileIndex, stage: number): Machine | undefined {
   const platform = index.platformOf(stage) ?? '';
-  if (/arm64|aarch64/i.test(platform)) return { machine: 'aarch64', named: 'aarch64' };
-  return /amd64|x86_64/i.test(platform) ? { machine: 'x86_64', named: 'x86_64' } : { machine: 'x86_64' };
+  return /arm64|aarch64/i.test(platform) ? 'aarch64' : /amd64|x86_64/i.test(platform) ? 'x86_64' : undefined;
 }
+
+/**
+ * The machine a unit's installs run on where it does not say: x86_64, what a build without `--platform` on an x86_64
+ * builder (nearly every CI runner) gives.
+ */
+const DEFAULT_MACHINE: Machine = 'x86_64';
 
 /**
  * vllm and xformers on PyPI: each release's wheel pins one torch release exactly (its Requires-Dist, the companion
@@ -559,11 +553,9 @@ interface UnitParts {
   /** The Pythons a Dockerfile stage installs by script (a Miniconda installer, `uv python install`). */
   readonly pythons?: readonly PythonFact[];
   /**
-   * The machine the unit's installs run on: a stage's (its FROM's `--platform`, else x86_64), a lock's per-machine
-   * selection's; x86_64 where nothing says.
+   * The machine the unit's installs run on, where it names it (`--platform=linux/arm64`, a lock's `… on aarch64`):
+   * markers on `platform_machine` are judged for it. Elsewhere DEFAULT_MACHINE decides what depends on one.
    */
-  readonly machine?: Machine;
-  /** The machine, where the unit names it (`--platform=linux/arm64`, a lock's `… on aarch64`): markers judge it. */
   readonly platform?: Machine;
 }
 
@@ -606,11 +598,11 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       const markers = pkg.ecosystem === 'pip' ? pkg.markers : undefined;
       const byMachine = parts.platform && markers?.includes('platform_machine');
       if (markers && (byMachine || markers.includes('python_version'))) {
-        pythons ??= markers.includes('python_version') ? unitPythons(surroundings(), kb) : NO_PYTHONS;
+        const candidates = markers.includes('python_version') ? (pythons ??= unitPythons(surroundings(), kb)) : [];
         const machine: Record<string, string> = byMachine ? { platform_machine: parts.platform! } : {};
         const holds = (python: string | undefined) =>
           evaluateMarker(markers, { values: python ? { ...machine, python_version: python } : machine }) !== false;
-        if (pythons.length > 0 ? !pythons.some(holds) : byMachine && !holds(undefined)) {
+        if (candidates.length > 0 ? !candidates.some(holds) : byMachine && !holds(undefined)) {
           (notInstalled ??= new Set()).add(pkg);
           continue;
         }
@@ -621,7 +613,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       // index serves a requirement is not known: only a build its own name or URL gives, or a --index-url written
       // on the command (which replaces the file's), is.
       const hidden = (invocation && flags.get(invocation)?.hidden) ?? false;
-      const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb, parts.machine);
+      const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb, parts.platform ?? DEFAULT_MACHINE);
       const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? undefined : resolved;
       packages.push({ file, pkg, invocation, build });
       // What a range (or no version) installs: every release it admits has one CUDA major on PyPI, or else the

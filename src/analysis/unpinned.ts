@@ -68,7 +68,7 @@ export function surroundingsOf(
       installedBy.set(python.version, python.by);
     }
   // The environment a conda installer sets up runs the Python a conda spec names (`conda install python=3.10`).
-  if (condaPython && unknownPython && scripted.every((python) => python.version || /installer$/.test(python.by)))
+  if (condaPython && unknownPython && scripted.every((python) => python.version || python.condaInstaller))
     unknownPython = undefined;
   return {
     images,
@@ -120,18 +120,8 @@ function pythonsAround(
   };
 }
 
-/**
- * The Pythons a unit may run its pip installs with, where it says (pythonsAround). Empty when nothing says: no
- * distribution the knowledge knows and no Python installed.
- */
+/** The Pythons a unit may run its pip installs with, where it says (pythonsAround); empty when nothing says. */
 export function unitPythons(around: Surroundings, kb: KnowledgeBase): readonly string[] {
-  const { os, osVersion } = distributionOf(around.images, kb);
-  if (
-    (around.scripted || kb.pythonsFor(os, osVersion).versions.length === 0) &&
-    around.pythons.length === 0 &&
-    !around.unknownPython
-  )
-    return [];
   return pythonsAround(around, kb).versions;
 }
 

@@ -352,6 +352,8 @@ export interface PythonFact extends Spanned {
   readonly version?: string;
   /** What installs it, for messages (`the Miniconda installer`, `pyenv install`). */
   readonly by: string;
+  /** A conda installer's: the environment it sets up runs the Python a conda `python` spec then names. */
+  readonly condaInstaller: boolean;
 }
 
 export interface ParsedFile {
@@ -424,6 +426,22 @@ export class FactSink {
   addIndex(context: ContextDraft, fact: IndexFact): void {
     this.indexes.push(fact);
     context.indexes.push(fact);
+  }
+
+  /**
+   * A lock's selection as one context per registry its packages come from (uv.lock, poetry.lock): the registry, where
+   * it is not PyPI, is the context's index. Its id.
+   */
+  addLockContext(
+    tool: 'uv' | 'pip',
+    variant: string,
+    registry: { readonly url: string; readonly urlSpan: Span; readonly span: Span } | undefined,
+  ): number {
+    const id = this.contexts.length;
+    const indexes: IndexFact[] = registry ? [{ kind: 'index-url', ...registry, context: id }] : [];
+    this.indexes.push(...indexes);
+    this.contexts.push({ id, tool, span: { start: 0, end: 0 }, indexes, includes: [], channels: [], variant });
+    return id;
   }
 
   /** Record an include of `context`: in the file's list and in the context's. */

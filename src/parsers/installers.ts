@@ -294,7 +294,7 @@ function skipRunOptions(words: readonly Word[]): Word[] {
  */
 const CONDA_INSTALLER = /(?:^|\/)(Miniconda|Miniforge|Mambaforge|Anaconda)(?:3|-pypy3)?-(?:py(3)(\d{1,2})_)?/;
 
-/** `3.10` of a version or request (`3.10.12`, `cpython@3.10`, `python3.10`, `cpython-3.10.4-linux-x86_64-gnu`). */
+/** A Python's major and minor in a version or request (`cpython-3.10.4-linux-x86_64-gnu`). */
 const PYTHON_MINOR = /(?:^|[^\d.])(3)\.(\d{1,2})(?![\d])/;
 
 /**
@@ -307,36 +307,29 @@ const PYTHON_MINOR = /(?:^|[^\d.])(3)\.(\d{1,2})(?![\d])/;
 function recordPython(sink: FactSink, program: string, words: readonly Word[], stage: number): void {
   if (program === 'pyenv' && words[1]?.text === 'install') {
     for (const word of words.slice(2))
-      if (!word.text.startsWith('-')) addPython(sink, word, stage, 'pyenv install', minorOf(word));
+      if (!word.text.startsWith('-')) addPython(sink, word, stage, 'pyenv install', pythonOf(word));
     return;
   }
   if (program === 'uv' && words[1]?.text === 'python' && words[2]?.text === 'install') {
     const targets = optionFree(words.slice(3), UV_PYTHON_INSTALL_VALUES);
-    for (const word of targets) addPython(sink, word, stage, 'uv python install', minorOf(word));
+    for (const word of targets) addPython(sink, word, stage, 'uv python install', pythonOf(word));
     if (targets.length === 0) addPython(sink, words[2], stage, 'uv python install', undefined);
     return;
   }
   if (program === 'uv' && (words[1]?.text === 'venv' || words[1]?.text === 'sync')) {
     const args = words.slice(2);
+    const read = optionReader(args);
     for (let i = 0; i < args.length; i++) {
-      const text = args[i]!.text;
-      const joined = text.startsWith('--python=')
-        ? text.slice('--python='.length)
-        : text.startsWith('-p') && text.length > 2 && text[2] !== '-'
-          ? text.slice(2)
-          : undefined;
-      const word = joined !== undefined ? args[i] : text === '--python' || text === '-p' ? args[++i] : undefined;
-      if (!word) continue;
-      // A request that names no version (`-p python3`, `-p /usr/bin/python`) finds a Python already there.
-      const version = word.unresolved ? undefined : PYTHON_MINOR.exec(joined ?? word.text);
-      if (version || word.unresolved)
-        addPython(
-          sink,
-          word,
-          stage,
-          `uv ${words[1]!.text} --python`,
-          version ? `${version[1]}.${version[2]}` : undefined,
-        );
+      const option = read(i);
+      if (option.name === '--python' || option.name === '-p') {
+        const value = option.value();
+        const word = args[option.next()];
+        const version = word?.unresolved ? undefined : value && pythonMinor(value);
+        // A request that names no version (`-p python3`, `-p /usr/bin/python`) finds a Python already there.
+        if (word && (version || word.unresolved))
+          addPython(sink, word, stage, `uv ${words[1]!.text} --python`, version);
+      }
+      i = option.next();
     }
     return;
   }
@@ -345,25 +338,31 @@ function recordPython(sink: FactSink, program: string, words: readonly Word[], s
     if (!word.text.includes('conda') && !word.text.includes('forge')) continue;
     const installer = CONDA_INSTALLER.exec(word.text);
     if (!installer) continue;
-    addPython(
-      sink,
-      word,
-      stage,
-      `the ${installer[1]} installer`,
-      installer[3] ? `${installer[2]}.${installer[3]}` : undefined,
-    );
+    const version = installer[3] ? `${installer[2]}.${installer[3]}` : undefined;
+    addPython(sink, word, stage, `the ${installer[1]} installer`, version, true);
     return;
   }
 }
 
-function addPython(sink: FactSink, word: Word, stage: number, by: string, version: string | undefined): void {
-  sink.pythons.push({ span: word.span, stage, by, version });
+function addPython(
+  sink: FactSink,
+  word: Word,
+  stage: number,
+  by: string,
+  version: string | undefined,
+  condaInstaller = false,
+): void {
+  sink.pythons.push({ span: word.span, stage, by, version, condaInstaller });
 }
 
 /** The minor version a word names (`3.10.12` → `3.10`), unless it is only known at build time. */
-function minorOf(word: Word): string | undefined {
-  if (word.unresolved) return undefined;
-  const m = PYTHON_MINOR.exec(word.text);
+function pythonOf(word: Word): string | undefined {
+  return word.unresolved ? undefined : pythonMinor(word.text);
+}
+
+/** `3.10` of a version or request (`3.10.12`, `cpython@3.10`, `python3.10`), where it names one. */
+function pythonMinor(text: string): string | undefined {
+  const m = PYTHON_MINOR.exec(text);
   return m ? `${m[1]}.${m[2]}` : undefined;
 }
 

@@ -13,6 +13,10 @@ import { compareDotted } from '../util/dotted.js';
 import { memoize } from '../util/memo.js';
 import { ownValue } from '../util/collections.js';
 
+/** The machines Linux GPU nodes run, as `platform_machine` names them. */
+export const MACHINES = ['x86_64', 'aarch64'] as const;
+export type Machine = (typeof MACHINES)[number];
+
 /** What is known of the environment: the extras installed (undefined: any may be), and values of other variables. */
 export interface MarkerEnvironment {
   readonly extras?: ReadonlySet<string>;

@@ -102,8 +102,16 @@ export const WORKLOAD_KINDS: readonly WorkloadKind[] = [
 ];
 
 /**
+ * The extended resources NVIDIA's device plugin gives GPUs by, as a regular expression's source: `nvidia.com/gpu`, its
+ * time-sliced or MPS-shared `nvidia.com/gpu.shared`, and a MIG profile (`nvidia.com/mig-1g.10gb`).
+ */
+export const GPU_RESOURCE = String.raw`nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)`;
+
+/**
  * What a YAML document must have to be read as a Kubernetes object with workloads: a top-level `apiVersion` and
  * `kind`, and somewhere a container list, a single container or image, or a GPU request.
  */
-export const WORKLOAD_SHAPE =
-  /^[ \t-]*(?:containers|container|script|trainer|image|resourceClaims|nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+))[ \t]*:/m;
+export const WORKLOAD_SHAPE = new RegExp(
+  String.raw`^[ \t-]*(?:containers|container|script|trainer|image|resourceClaims|${GPU_RESOURCE})[ \t]*:`,
+  'm',
+);

@@ -30,6 +30,7 @@ import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
 import { scalarText, yamlProblem } from '../yaml-text.js';
 import { MappedBuilder, type Mapped } from '../mapped.js';
+import { GPU_RESOURCE } from './kinds.js';
 
 /**
  * A reference as Docker's grammar writes one (distribution/reference): an optional registry host, lower-case path
@@ -291,16 +292,21 @@ const TEMPLATE_BLOCK = /\{\{-?\s*(?:include|template|toYaml|tpl)\b|\|\s*(?:n?ind
  * `key: nvidia.com/gpu` asks for nothing (the device plugin's DaemonSet tolerates the GPU taint without a GPU).
  */
 function asksForGpus(body: string): boolean {
-  return (
-    // A count of zero asks for none (`nvidia.com/gpu: 0`).
-    /^[ \t-]*["']?nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)["']?[ \t]*:(?![ \t]*["']?0+["']?[ \t]*(?:#.*)?$)/m.test(
-      body,
-    ) ||
-    /^[ \t-]*(?!key[ \t]*:)[\w.-]+[ \t]*:[ \t]*["']?nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)["']?[ \t]*(?:#.*)?$/m.test(
-      body,
-    )
-  );
+  return GPU_REQUEST_KEY.test(body) || GPU_REQUEST_VALUE.test(body);
 }
+
+/** A GPU resource as a key (`nvidia.com/gpu: 1`); a count of zero asks for none (`nvidia.com/gpu: 0`). */
+const GPU_REQUEST_KEY = new RegExp(
+  String.raw`^[ \t-]*["']?${GPU_RESOURCE}["']?[ \t]*:(?![ \t]*["']?0+["']?[ \t]*(?:#.*)?$)`,
+  'm',
+);
+/** A GPU resource as a field's value (`gpuType: nvidia.com/gpu`), not a toleration's or a selector's `key:`. */
+const GPU_REQUEST_VALUE = new RegExp(
+  String.raw`^[ \t-]*(?!key[ \t]*:)[\w.-]+[ \t]*:[ \t]*["']?${GPU_RESOURCE}["']?[ \t]*(?:#.*)?$`,
+  'm',
+);
+/** A resource name that is a GPU resource, whole. */
+const GPU_RESOURCE_NAME = new RegExp(`^${GPU_RESOURCE}$`);
 
 /**
  * The names of the file's ResourceClaimTemplates and ResourceClaims that ask NVIDIA's DRA driver for GPUs (device
@@ -600,8 +606,7 @@ class Reader {
       const map = resources ? this.map(resources, field) : undefined;
       for (const pair of map?.items ?? []) {
         const key = isScalar(pair.key) ? String(pair.key.value) : '';
-        if (/^nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)$/.test(key) && this.text(pair.value as Node) !== '0')
-          return true;
+        if (GPU_RESOURCE_NAME.test(key) && this.text(pair.value as Node) !== '0') return true;
       }
     }
     const env = this.resolve(container.get('env', true) as Node | undefined);

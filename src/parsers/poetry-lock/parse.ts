@@ -17,14 +17,7 @@
  * a name locked twice in one selection (a CPU and a CUDA torch, told apart by markers this does not judge) is left
  * out of it rather than guessed. A package's source URL is its index. The lock is never edited (gate.ts).
  */
-import {
-  FactSink,
-  packageFact,
-  type IndexFact,
-  type ContextDraft,
-  type PackageFact,
-  type ParsedFile,
-} from '../facts.js';
+import { FactSink, packageFact, type PackageFact, type ParsedFile } from '../facts.js';
 import { holdsOnLinux, markerExtras } from '../markers.js';
 import { normalizePythonName } from '../python-requirement.js';
 import { SourceText } from '../source.js';
@@ -97,21 +90,12 @@ export function parsePoetryLock(path: string, text: string): ParsedFile {
       else bySource.set(key, [entry]);
     }
     for (const [url, group] of bySource) {
-      const id = sink.contexts.length;
       const first = group.find((entry) => entry.source?.value === url)?.source;
-      const indexes: IndexFact[] =
-        url && first ? [{ kind: 'index-url', url, urlSpan: textSpan(first), span: first.span, context: id }] : [];
-      sink.indexes.push(...indexes);
-      const context: ContextDraft = {
-        id,
-        tool: 'pip',
-        span: { start: 0, end: 0 },
-        indexes,
-        includes: [],
-        channels: [],
-        variant: selection.name,
-      };
-      sink.contexts.push(context);
+      const id = sink.addLockContext(
+        'pip',
+        selection.name,
+        url && first ? { url, urlSpan: textSpan(first), span: first.span } : undefined,
+      );
       for (const entry of group) sink.packages.push(packageFact({ ...entry.fact, context: id }));
     }
   }

@@ -12,15 +12,8 @@
  *
  * The lock is never edited: the checks that would rewrite a version say which `uv lock` to run instead (gate.ts).
  */
-import {
-  FactSink,
-  packageFact,
-  type IndexFact,
-  type ContextDraft,
-  type PackageFact,
-  type ParsedFile,
-} from '../facts.js';
-import { activeExtras, evaluateMarker, type MarkerEnvironment } from '../markers.js';
+import { FactSink, packageFact, type PackageFact, type ParsedFile } from '../facts.js';
+import { activeExtras, evaluateMarker, MACHINES, type MarkerEnvironment } from '../markers.js';
 import { normalizePythonName } from '../python-requirement.js';
 import { SourceText, type Span } from '../source.js';
 import { lookup, readTomlRoot, stringAt, textSpan, type TomlString, type TomlTable, type TomlValue } from '../toml.js';
@@ -136,23 +129,12 @@ export function parseUvLock(path: string, text: string): ParsedFile {
           byRegistry.set(key, group);
         }
         for (const [registry, group] of byRegistry) {
-          const id = sink.contexts.length;
           const first = group.find((locked) => locked.registry?.value === registry)?.registry;
-          const indexes: IndexFact[] =
-            registry && first
-              ? [{ kind: 'index-url', url: registry, urlSpan: textSpan(first), span: textSpan(first), context: id }]
-              : [];
-          sink.indexes.push(...indexes);
-          const context: ContextDraft = {
-            id,
-            tool: 'uv',
-            span: { start: 0, end: 0 },
-            indexes,
-            includes: [],
-            channels: [],
-            variant: name,
-          };
-          sink.contexts.push(context);
+          const id = sink.addLockContext(
+            'uv',
+            name,
+            registry && first ? { url: registry, urlSpan: textSpan(first), span: textSpan(first) } : undefined,
+          );
           for (const locked of group) sink.packages.push(lockedFact(locked, id, through.get(locked)));
         }
       }
@@ -170,7 +152,7 @@ function closure(
   direct: readonly TomlTable[],
   byName: ReadonlyMap<string, readonly Locked[]>,
   env: MarkerEnvironment,
-): { order: Locked[]; through: Map<Locked, Set<string>>; byMachine: boolean } {
+): { order: Locked[]; through: Map<Locked, Set<string>>; twoVersions: boolean; byMachine: boolean } {
   const seen = new Set<Locked>();
   /** Entries a reference with a `platform_machine` marker leads to: where a lock forks per machine. */
   const machineMarked = new Set<Locked>();
@@ -219,15 +201,18 @@ function closure(
       work.push({ node: child, name });
     }
   }
-  // Two versions of one package, one of them reached under a `platform_machine` marker: a fork per machine.
+  // Two versions of one package (only one can be installed); one of them reached under a `platform_machine` marker:
+  // a fork per machine.
   const names = new Map<string, Locked>();
+  let twoVersions = false;
   let byMachine = false;
   for (const locked of order) {
     const other = names.get(locked.name);
+    if (other) twoVersions = true;
     if (other && (machineMarked.has(locked) || machineMarked.has(other))) byMachine = true;
     names.set(locked.name, locked);
   }
-  return { order, through, byMachine };
+  return { order, through, twoVersions, byMachine };
 }
 
 /**
@@ -252,13 +237,10 @@ function refs(value: TomlValue | undefined, env: MarkerEnvironment): TomlTable[]
   );
 }
 
-/** The machines Linux GPU nodes run, as `platform_machine` names them. */
-const MACHINES = ['x86_64', 'aarch64'] as const;
-
 /**
- * What a selection installs (closure), on any Linux machine; or, where that holds two versions of one package, once
- * per machine. A lock resolves per architecture where the project asks it to (InvokeAI's extras install `torch
- * 2.7.1+cpu` on x86_64 and PyPI's `torch 2.7.1` on aarch64, each under a `platform_machine` marker): those are never
+ * What a selection installs (closure), on any Linux machine; or, where that holds two versions of one package reached
+ * under `platform_machine` markers, once per machine. A lock resolves per architecture where the project asks it to
+ * (InvokeAI's extras install `torch 2.7.1+cpu` on x86_64 and PyPI's `torch 2.7.1` on aarch64): those are never
  * installed together, and each machine's selection is named for it (`extra cpu on aarch64`).
  */
 function resolveSelection(
@@ -276,17 +258,7 @@ function resolveSelection(
     const env: MarkerEnvironment = { extras: selection.extras, values: { platform_machine: machine } };
     return { name: `${selection.name} on ${machine}`, ...closure(selection.direct(env), byName, env) };
   });
-  return perMachine.some((part) => twoVersions(part.order)) ? [{ name: selection.name, ...whole }] : perMachine;
-}
-
-/** Whether a package is installed twice, in two versions (only one of them can be). */
-function twoVersions(installed: readonly Locked[]): boolean {
-  const names = new Set<string>();
-  for (const locked of installed) {
-    if (names.has(locked.name)) return true;
-    names.add(locked.name);
-  }
-  return false;
+  return perMachine.some((part) => part.twoVersions) ? [{ name: selection.name, ...whole }] : perMachine;
 }
 
 /** The locked entry a reference names: by name and, where given, version and registry; ambiguous → none. */
