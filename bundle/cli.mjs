@@ -39325,8 +39325,8 @@ function splitCommands(script, resolve5) {
   return splitScript(script, resolve5).commands;
 }
 function readCommands(script, resolve5) {
-  const { commands, inBlock } = splitScript(script, resolve5);
-  return { commands, inBlock };
+  const { commands, inBlock, holding } = splitScript(script, resolve5);
+  return { commands, inBlock, holding };
 }
 var BLOCK_OPEN = /* @__PURE__ */ new Set(["if", "case", "for", "while", "until", "select"]);
 var BLOCK_CLOSE = /* @__PURE__ */ new Set(["fi", "esac", "done"]);
@@ -39339,6 +39339,7 @@ function splitScript(script, outer) {
   const operators = [];
   const redirected = [];
   const inBlock = [];
+  const holding = [];
   const locals = /* @__PURE__ */ new Map();
   let referenced;
   const resolve5 = (name) => {
@@ -39370,8 +39371,12 @@ function splitScript(script, outer) {
       commands.push(current);
       operators.push(operator);
       redirected.push(redirect);
-      inBlock.push(blocks > 0 && !BLOCK_CLOSE.has(current[0].text));
-      blocks = track(current, { before, after: operator, blocks, locals, paths });
+      const depth = blocks;
+      blocks = track(current, { before, after: operator, blocks, locals, paths, text: text2, start: commandStart, end: i });
+      const within = depth > 0 && !BLOCK_CLOSE.has(current[0].text);
+      const held = within ? paths.certain(depth) : void 0;
+      inBlock.push(within && !held);
+      holding.push(held?.length ? held : void 0);
       before = operator;
     } else if (operator !== "\n" && operator !== ";") before = operator;
     current = [];
@@ -39424,9 +39429,10 @@ function splitScript(script, outer) {
       operators.splice(reread.index, 1, ...expanded.map(() => operators[reread.index]));
       redirected.splice(reread.index, 1, ...expanded.map(() => redirected[reread.index]));
       inBlock.splice(reread.index, 1, ...expanded.map(() => inBlock[reread.index]));
+      holding.splice(reread.index, 1, ...expanded.map(() => holding[reread.index]));
     }
   }
-  return { commands, operators, redirected, inBlock };
+  return { commands, operators, redirected, inBlock, holding };
 }
 function readEachAlternative(script, reread, outer) {
   let combinations = [/* @__PURE__ */ new Map()];
@@ -39458,15 +39464,31 @@ var Paths = class {
   open = [];
   /** The assignment of `cmd && X=1` waiting for its `|| X=2`. */
   pendingOr;
-  opened(keyword) {
-    this.open.push({ kind: keyword === "if" ? "if" : "other", branches: [], complete: false });
+  /** A block opens; `holds` is the condition of an `if` the known values make true. */
+  opened(keyword, holds3) {
+    this.open.push({ kind: keyword === "if" ? "if" : "other", branches: [], complete: false, holds: holds3, taken: false });
   }
   /** `then` and `else` start a branch of the innermost `if` (`elif` is followed by its own `then`). */
   branch(keyword) {
     const top = this.open.at(-1);
-    if (top?.kind !== "if") return;
+    if (!top) return;
+    top.taken = keyword === "then" && top.kind === "if" && top.holds !== void 0 && top.branches.length === 0;
+    if (top.kind !== "if") return;
     if (keyword === "then" || keyword === "else") top.branches.push(/* @__PURE__ */ new Map());
     if (keyword === "else") top.complete = true;
+  }
+  /**
+   * Whether the outermost `depth` blocks are all on branches that run for certain, and then the conditions that make
+   * them so (undefined where one may not run).
+   */
+  certain(depth) {
+    const held = [];
+    for (let k = 0; k < depth && k < this.open.length; k++) {
+      const block = this.open[k];
+      if (!block.taken || block.holds === void 0) return void 0;
+      held.push(block.holds);
+    }
+    return held;
   }
   /** An assignment on the innermost block's current branch; false when it lies on no branch this class follows. */
   assigned(name, value) {
@@ -39492,6 +39514,35 @@ function distinct(values) {
   const seen = /* @__PURE__ */ new Set();
   return values.filter((value) => !seen.has(value.value.text) && (seen.add(value.value.text), true));
 }
+function holdingCondition(condition, where) {
+  if (where.after !== ";" && where.after !== "\n") return void 0;
+  if (condition.length === 0 || condition.some((word) => word.unresolved)) return void 0;
+  const texts = condition.map((word) => word.text);
+  const negated = texts[0] === "!";
+  const words = negated ? texts.slice(1) : texts;
+  let holds3;
+  if (words.length === 1 && (words[0] === "true" || words[0] === "false")) holds3 = words[0] === "true";
+  else if (words[0] === "[" && words.at(-1) === "]") holds3 = testHolds(words.slice(1, -1), false);
+  else if (words[0] === "[[" && words.at(-1) === "]]") holds3 = testHolds(words.slice(1, -1), true);
+  else if (words[0] === "test") holds3 = testHolds(words.slice(1), false);
+  if (holds3 === void 0 || holds3 === negated) return void 0;
+  const written2 = where.text.slice(where.start, where.end).replace(/^\s*(?:(?:then|else|do)\s+)?if\s+/, "").trim();
+  return written2.length > 60 ? `${written2.slice(0, 57)}...` : written2;
+}
+function testHolds(operands, doubleBracket) {
+  const [a, operator, b] = operands;
+  if (operands.length === 1) return a !== "";
+  if (operands.length === 2 && a === "-n") return operator !== "";
+  if (operands.length === 2 && a === "-z") return operator === "";
+  if (operands.length !== 3 || a === void 0 || b === void 0) return void 0;
+  if (doubleBracket && /[*?[]/.test(b)) return void 0;
+  if (operator === "=" || operator === "==") return a === b;
+  if (operator === "!=") return a !== b;
+  const integer3 = /^-?\d+$/;
+  if ((operator === "-eq" || operator === "-ne") && integer3.test(a) && integer3.test(b))
+    return Number(a) === Number(b) === (operator === "-eq");
+  return void 0;
+}
 var CONDITIONAL = (name) => `$${name} is set conditionally in this RUN (in an if, case or loop, or beside || or |), so its value depends on the build`;
 function track(command, where) {
   const { before, after, blocks, locals, paths } = where;
@@ -39499,7 +39550,7 @@ function track(command, where) {
   const depth = blocks;
   const first = words[0].text;
   if (BLOCK_OPEN.has(first)) {
-    paths.opened(first);
+    paths.opened(first, first === "if" ? holdingCondition(words.slice(1), where) : void 0);
     paths.pendingOr = void 0;
     return depth + 1;
   }
@@ -39513,7 +39564,7 @@ function track(command, where) {
     paths.branch(first);
     words = words.slice(1);
     if (words.length > 0 && BLOCK_OPEN.has(words[0].text)) {
-      paths.opened(words[0].text);
+      paths.opened(words[0].text, words[0].text === "if" ? holdingCondition(words.slice(1), where) : void 0);
       paths.pendingOr = void 0;
       return depth + 1;
     }
@@ -40579,17 +40630,19 @@ function recordRun({ sink, source, escape }, span, stage, resolve5, pip) {
   }
   for (const script of scripts) {
     if (script.text.includes("pip.")) pip?.noteScript(script.text);
-    const { commands, inBlock } = readCommands(script, resolve5);
+    const { commands, inBlock, holding } = readCommands(script, resolve5);
     for (const [k, command] of commands.entries()) {
       const words = command[0]?.text.startsWith("--") && command === commands[0] && script === scripts[0] && !heredoc ? dropRunFlags(command) : command;
       const before = sink.contexts.length;
       if (pip?.configure(words)) continue;
       recordInstallCommand(sink, words, stage);
       const alternative = words[0]?.alternative ?? (inBlock[k] ? MAY_NOT_RUN : void 0);
+      const held = holding[k]?.join(", ");
       for (const context of sink.contexts.slice(before)) {
         pip?.apply(sink, context, words);
         if (alternative) context.alternative = alternative;
         if (inBlock[k]) context.mayNotRun = true;
+        if (held) context.holds = held;
       }
     }
   }
@@ -51398,6 +51451,16 @@ function mayNotRun(file2, offset) {
     (context) => context.mayNotRun && context.span.start <= offset && offset < Math.max(context.span.end, context.span.start + 1)
   );
 }
+function heldIf(file2, offset) {
+  if (!("contexts" in file2) || file2.kind !== "dockerfile") return void 0;
+  let held = heldContexts.get(file2);
+  if (!held) heldContexts.set(file2, held = file2.contexts.filter((c) => c.holds));
+  const context = held.find(
+    (context2) => context2.span.start <= offset && offset < Math.max(context2.span.end, context2.span.start + 1)
+  );
+  return context && `in an if that the Dockerfile's own values make true: ${context.holds}`;
+}
+var heldContexts = /* @__PURE__ */ new WeakMap();
 function conditionalFiles(group, links) {
   const into = /* @__PURE__ */ new Map();
   let any2 = false;
@@ -51434,7 +51497,9 @@ function toFinding(rule, draft, ceiling, url2, share, conditional) {
   const conditionalPlace = severity === "error" && rule.about !== "written" && (onlyIf || mayNotRun(draft.file, draft.span.start));
   if (conditionalPlace) severity = "warning";
   const template = rule.messages[draft.messageId] ?? draft.messageId;
-  const message = formatMessage(template, draft.data);
+  const written2 = formatMessage(template, draft.data);
+  const held = rule.about === "written" || conditionalPlace ? void 0 : heldIf(draft.file, draft.span.start);
+  const message = held && !written2.includes(held) ? `${written2} (${held})` : written2;
   const help = helpText(rule.helps, draft);
   return {
     ruleId: rule.id,

@@ -5,7 +5,7 @@ import { buildUnits, type Unit } from './analysis/units.js';
 import type { ImageLookups } from './images/lookup.js';
 import type { LoadedBaseline } from './baseline/load.js';
 import type { Baseline } from './baseline/schema.js';
-import { MAY_NOT_RUN, type FileKind, type ParsedFile, type Suppression } from './parsers/facts.js';
+import { MAY_NOT_RUN, type FileKind, type InstallContext, type ParsedFile, type Suppression } from './parsers/facts.js';
 import { formatOf, isLockKind } from './parsers/formats.js';
 import {
   severityRank,
@@ -390,6 +390,22 @@ function mayNotRun(file: TextFile, offset: number): boolean {
 }
 
 /**
+ * Where a place in a Dockerfile is in a command inside `if`s that the Dockerfile's own values make true: what a
+ * finding there says of it (a build argument could change the condition).
+ */
+function heldIf(file: TextFile, offset: number): string | undefined {
+  if (!('contexts' in file) || (file as ParsedFile).kind !== 'dockerfile') return undefined;
+  let held = heldContexts.get(file as ParsedFile);
+  if (!held) heldContexts.set(file as ParsedFile, (held = (file as ParsedFile).contexts.filter((c) => c.holds)));
+  const context = held.find(
+    (context) => context.span.start <= offset && offset < Math.max(context.span.end, context.span.start + 1),
+  );
+  return context && `in an if that the Dockerfile's own values make true: ${context.holds}`;
+}
+
+const heldContexts = new WeakMap<ParsedFile, readonly InstallContext[]>();
+
+/**
  * The requirements and conda files of a group that only commands which may not run install: every link to one comes
  * from a Dockerfile command inside an `if`, `case` or loop of its RUN (`then pip install -r req-cu118.txt`), or from a
  * file that is itself such a file. Such a file is checked only with the Dockerfile's stages (units.ts,
@@ -451,7 +467,9 @@ function toFinding(
     severity === 'error' && rule.about !== 'written' && (onlyIf || mayNotRun(draft.file, draft.span.start));
   if (conditionalPlace) severity = 'warning';
   const template = rule.messages[draft.messageId] ?? draft.messageId;
-  const message = formatMessage(template, draft.data);
+  const written = formatMessage(template, draft.data);
+  const held = rule.about === 'written' || conditionalPlace ? undefined : heldIf(draft.file, draft.span.start);
+  const message = held && !written.includes(held) ? `${written} (${held})` : written;
   const help = helpText(rule.helps, draft);
   return {
     ruleId: rule.id,

@@ -74,6 +74,11 @@ export interface InstallContext extends Spanned {
   readonly replacesInstalled?: boolean;
   /** A Dockerfile command inside an `if`, `case` or loop of its RUN: on some of the script's paths only. */
   readonly mayNotRun?: boolean;
+  /**
+   * A Dockerfile command inside `if`s that the Dockerfile's own values make true (`if [ "$FLAG" = true ]` after
+   * `ARG FLAG=true`): their conditions, as written. It runs unless a build argument changes them.
+   */
+  readonly holds?: string;
 }
 
 /**
@@ -395,7 +400,7 @@ function installsOnLinux(pkg: PackageFact): boolean {
 /** An install context while its file is read: its lists still grow (FactSink.addIndex, addInclude). */
 export type ContextDraft = Omit<
   InstallContext,
-  'indexes' | 'includes' | 'channels' | 'alternative' | 'replacesInstalled' | 'mayNotRun'
+  'indexes' | 'includes' | 'channels' | 'alternative' | 'replacesInstalled' | 'mayNotRun' | 'holds'
 > & {
   indexes: IndexFact[];
   includes: IncludeFact[];
@@ -403,6 +408,7 @@ export type ContextDraft = Omit<
   alternative?: string;
   replacesInstalled?: boolean;
   mayNotRun?: boolean;
+  holds?: string;
 };
 
 /** A mutable builder the parsers fill in; `finish` makes the ParsedFile, whose lists no one changes after. */

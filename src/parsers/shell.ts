@@ -105,9 +105,12 @@ export function splitCommands(script: Mapped, resolve: Resolver): Command[] {
  * splitCommands, and for each command whether it runs inside an `if`, `case` or loop of the script (`then pip install
  * …`): on some of the script's paths only. A command keeps the reserved word it follows (`then`, `else`, `do`).
  */
-export function readCommands(script: Mapped, resolve: Resolver): { commands: Command[]; inBlock: boolean[] } {
-  const { commands, inBlock } = splitScript(script, resolve);
-  return { commands, inBlock };
+export function readCommands(
+  script: Mapped,
+  resolve: Resolver,
+): Pick<SplitScript, 'commands' | 'inBlock' | 'holding'> {
+  const { commands, inBlock, holding } = splitScript(script, resolve);
+  return { commands, inBlock, holding };
 }
 
 interface SplitScript {
@@ -118,6 +121,8 @@ interface SplitScript {
   readonly redirected: boolean[];
   /** Whether a command runs inside an `if`, `case` or loop (on some paths only). */
   readonly inBlock: boolean[];
+  /** For a command inside `if`s that the script's known values make true: their conditions, as written. */
+  readonly holding: (readonly string[] | undefined)[];
 }
 
 const BLOCK_OPEN = new Set(['if', 'case', 'for', 'while', 'until', 'select']);
@@ -132,6 +137,7 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
   const operators: string[] = [];
   const redirected: boolean[] = [];
   const inBlock: boolean[] = [];
+  const holding: (readonly string[] | undefined)[] = [];
   const locals = new Map<string, Local>();
   /** The variables with alternative values the command being read refers to. */
   let referenced: Set<string> | undefined;
@@ -166,9 +172,14 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
       commands.push(current);
       operators.push(operator);
       redirected.push(redirect);
-      // `then …` after `if a` is inside the block; `if a` itself (its condition runs) and `fi` are not.
-      inBlock.push(blocks > 0 && !BLOCK_CLOSE.has(current[0]!.text));
-      blocks = track(current, { before, after: operator, blocks, locals, paths });
+      const depth = blocks;
+      blocks = track(current, { before, after: operator, blocks, locals, paths, text, start: commandStart, end: i });
+      // `then …` after `if a` is inside the block; `if a` itself (its condition runs) and `fi` are not. A branch the
+      // script's own values decide runs for certain (`then` of `if [ "$FLAG" = true ]` with FLAG=true): not in a block.
+      const within = depth > 0 && !BLOCK_CLOSE.has(current[0]!.text);
+      const held = within ? paths.certain(depth) : undefined;
+      inBlock.push(within && !held);
+      holding.push(held?.length ? held : undefined);
       before = operator;
     } else if (operator !== '\n' && operator !== ';') before = operator;
     current = [];
@@ -233,9 +244,10 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
       operators.splice(reread.index, 1, ...expanded.map(() => operators[reread.index]!));
       redirected.splice(reread.index, 1, ...expanded.map(() => redirected[reread.index]!));
       inBlock.splice(reread.index, 1, ...expanded.map(() => inBlock[reread.index]!));
+      holding.splice(reread.index, 1, ...expanded.map(() => holding[reread.index]));
     }
   }
-  return { commands, operators, redirected, inBlock };
+  return { commands, operators, redirected, inBlock, holding };
 }
 
 /**
@@ -288,20 +300,42 @@ class Paths {
     readonly kind: 'if' | 'other';
     readonly branches: Map<string, Variable | null>[];
     complete: boolean;
+    /** An `if` whose condition the script's known values decide (`[ "$FLAG" = true ]`): that condition, as written. */
+    readonly holds: string | undefined;
+    /** Whether the branch being read runs whatever the build: the first `then` of an `if` that holds. */
+    taken: boolean;
   }[] = [];
   /** The assignment of `cmd && X=1` waiting for its `|| X=2`. */
   pendingOr: { readonly name: string; readonly value: Variable | null } | undefined;
 
-  opened(keyword: string): void {
-    this.open.push({ kind: keyword === 'if' ? 'if' : 'other', branches: [], complete: false });
+  /** A block opens; `holds` is the condition of an `if` the known values make true. */
+  opened(keyword: string, holds?: string): void {
+    this.open.push({ kind: keyword === 'if' ? 'if' : 'other', branches: [], complete: false, holds, taken: false });
   }
 
   /** `then` and `else` start a branch of the innermost `if` (`elif` is followed by its own `then`). */
   branch(keyword: string): void {
     const top = this.open.at(-1);
-    if (top?.kind !== 'if') return;
+    if (!top) return;
+    // Only the first `then` of an `if` that holds runs for certain: `elif`, `else` and loop bodies may not.
+    top.taken = keyword === 'then' && top.kind === 'if' && top.holds !== undefined && top.branches.length === 0;
+    if (top.kind !== 'if') return;
     if (keyword === 'then' || keyword === 'else') top.branches.push(new Map());
     if (keyword === 'else') top.complete = true;
+  }
+
+  /**
+   * Whether the outermost `depth` blocks are all on branches that run for certain, and then the conditions that make
+   * them so (undefined where one may not run).
+   */
+  certain(depth: number): string[] | undefined {
+    const held: string[] = [];
+    for (let k = 0; k < depth && k < this.open.length; k++) {
+      const block = this.open[k]!;
+      if (!block.taken || block.holds === undefined) return undefined;
+      held.push(block.holds);
+    }
+    return held;
   }
 
   /** An assignment on the innermost block's current branch; false when it lies on no branch this class follows. */
@@ -339,6 +373,49 @@ interface Surroundings {
   readonly blocks: number;
   readonly locals: Map<string, Local>;
   readonly paths: Paths;
+  /** The script, and where the command is written in it (for the condition an `if` is decided by). */
+  readonly text: string;
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * The condition of an `if` (the words after the keyword), as written, where the values the script knows make it true:
+ * `[ "$FLAG" = "true" ]`, `[[ $X == 1 ]]`, `test -n "$X"`, `$FLAG` (the command `true`), each maybe after `!`. Only a
+ * condition that ends at `;` or a line break (no `&&`, `||` or pipeline) and whose every word is known; anything else,
+ * or a false condition, is undefined: its branch may not run.
+ */
+function holdingCondition(condition: readonly Word[], where: Surroundings): string | undefined {
+  if (where.after !== ';' && where.after !== '\n') return undefined;
+  if (condition.length === 0 || condition.some((word) => word.unresolved)) return undefined;
+  const texts = condition.map((word) => word.text);
+  const negated = texts[0] === '!';
+  const words = negated ? texts.slice(1) : texts;
+  let holds: boolean | undefined;
+  if (words.length === 1 && (words[0] === 'true' || words[0] === 'false')) holds = words[0] === 'true';
+  else if (words[0] === '[' && words.at(-1) === ']') holds = testHolds(words.slice(1, -1), false);
+  else if (words[0] === '[[' && words.at(-1) === ']]') holds = testHolds(words.slice(1, -1), true);
+  else if (words[0] === 'test') holds = testHolds(words.slice(1), false);
+  if (holds === undefined || holds === negated) return undefined;
+  const written = where.text.slice(where.start, where.end).replace(/^\s*(?:(?:then|else|do)\s+)?if\s+/, '').trim();
+  return written.length > 60 ? `${written.slice(0, 57)}...` : written;
+}
+
+/** What `test` gives for these operands: only the string and integer comparisons, else undefined. */
+function testHolds(operands: readonly string[], doubleBracket: boolean): boolean | undefined {
+  const [a, operator, b] = operands;
+  if (operands.length === 1) return a !== '';
+  if (operands.length === 2 && a === '-n') return operator !== '';
+  if (operands.length === 2 && a === '-z') return operator === '';
+  if (operands.length !== 3 || a === undefined || b === undefined) return undefined;
+  // In `[[ … ]]` the right side of `==` is a pattern: one with pattern characters is not compared here.
+  if (doubleBracket && /[*?[]/.test(b)) return undefined;
+  if (operator === '=' || operator === '==') return a === b;
+  if (operator === '!=') return a !== b;
+  const integer = /^-?\d+$/;
+  if ((operator === '-eq' || operator === '-ne') && integer.test(a) && integer.test(b))
+    return (Number(a) === Number(b)) === (operator === '-eq');
+  return undefined;
 }
 
 const CONDITIONAL = (name: string): string =>
@@ -355,7 +432,7 @@ function track(command: Command, where: Surroundings): number {
   const depth = blocks;
   const first = words[0]!.text;
   if (BLOCK_OPEN.has(first)) {
-    paths.opened(first);
+    paths.opened(first, first === 'if' ? holdingCondition(words.slice(1), where) : undefined);
     paths.pendingOr = undefined;
     return depth + 1;
   }
@@ -370,7 +447,7 @@ function track(command: Command, where: Surroundings): number {
     words = words.slice(1);
     // `then if b` opens a block inside the branch.
     if (words.length > 0 && BLOCK_OPEN.has(words[0]!.text)) {
-      paths.opened(words[0]!.text);
+      paths.opened(words[0]!.text, words[0]!.text === 'if' ? holdingCondition(words.slice(1), where) : undefined);
       paths.pendingOr = undefined;
       return depth + 1;
     }

@@ -179,6 +179,50 @@ describe('Dockerfile parser', () => {
     expect(file.indexes.map((index) => index.url)).toEqual(['https://download.pytorch.org/whl/cpu']);
   });
 
+  it("reads the branch of an if that the Dockerfile's own values make true as running, naming the condition", () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM python:3.12',
+        'ARG FLASH=true',
+        'ARG OFF=false',
+        'ARG UNSET',
+        'ENV MODE=gpu',
+        'RUN if [ "$FLASH" = "true" ]; then pip install a==1; elif [ "$MODE" = gpu ]; then pip install b==1; else pip install c==1; fi',
+        'RUN if [ "$OFF" = "true" ]; then pip install d==1; fi',
+        'RUN if [ "$UNSET" = "x" ]; then pip install e==1; fi',
+        'RUN if $FLASH; then pip install f==1; else pip install g==1; fi',
+        'RUN if [[ "$MODE" == "gpu" ]]; then if test -n "$FLASH"; then pip install h==1; fi; fi',
+        'RUN if [ "$FLASH" = true ] && [ -z "$UNSET" ]; then pip install i==1; fi',
+        'RUN if [[ "$MODE" == g* ]]; then pip install j==1; fi',
+        'RUN if ! [ "$OFF" = true ]; then pip install k==1; fi',
+        'RUN if [ 2 -eq 2 ]; then pip install l==1; fi',
+        'RUN while [ "$FLASH" = true ]; do pip install m==1; done',
+        '',
+      ].join('\n'),
+    );
+    const contextOf = (name: string) => file.contexts[file.packages.find((pkg) => pkg.name === name)!.context!]!;
+    const held = Object.fromEntries(
+      'abcdefghijklm'.split('').map((name) => [name, contextOf(name).mayNotRun ? 'may not run' : contextOf(name).holds]),
+    );
+    expect(held).toEqual({
+      a: '[ "$FLASH" = "true" ]',
+      // `elif` and `else` branches, a false or unknown condition, a compound one, a pattern and a loop: may not run.
+      b: 'may not run',
+      c: 'may not run',
+      d: 'may not run',
+      e: 'may not run',
+      f: '$FLASH',
+      g: 'may not run',
+      h: '[[ "$MODE" == "gpu" ]], test -n "$FLASH"',
+      i: 'may not run',
+      j: 'may not run',
+      k: '! [ "$OFF" = true ]',
+      l: '[ 2 -eq 2 ]',
+      m: 'may not run',
+    });
+  });
+
   it('marks the pip and uv installs that replace what is installed (-U, --force-reinstall, -I, uv --reinstall)', () => {
     const file = parseDockerfile(
       'Dockerfile',

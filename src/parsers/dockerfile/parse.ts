@@ -375,7 +375,7 @@ function recordRun(
   }
   for (const script of scripts) {
     if (script.text.includes('pip.')) pip?.noteScript(script.text);
-    const { commands, inBlock } = readCommands(script, resolve);
+    const { commands, inBlock, holding } = readCommands(script, resolve);
     for (const [k, command] of commands.entries()) {
       // RUN flags (--mount=…, --network=…) precede the command.
       const words =
@@ -387,10 +387,12 @@ function recordRun(
       recordInstallCommand(sink, words, stage);
       // A command read once per value of a variable says which; one inside an `if`, `case` or loop says so.
       const alternative = words[0]?.alternative ?? (inBlock[k] ? MAY_NOT_RUN : undefined);
+      const held = holding[k]?.join(', ');
       for (const context of sink.contexts.slice(before)) {
         pip?.apply(sink, context, words);
         if (alternative) context.alternative = alternative;
         if (inBlock[k]) context.mayNotRun = true;
+        if (held) context.holds = held;
       }
     }
   }
