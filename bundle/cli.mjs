@@ -44621,9 +44621,11 @@ function parsePyproject(path, text2) {
   const override = overrides(root, sink);
   for (const variant of variants) {
     const groups2 = /* @__PURE__ */ new Map();
-    const place = (key, served, primary, fact) => {
-      const group = groups2.get(key) ?? { served, primary, packages: [] };
+    const place = (key, served, primary, fact, machine) => {
+      const group = groups2.get(key) ?? { served, primary, packages: [], machines: [] };
       group.packages.push(fact);
+      if (machine === void 0) group.machines = null;
+      else if (group.machines && !group.machines.includes(machine)) group.machines.push(machine);
       groups2.set(key, group);
     };
     for (const { fact, index: own2 } of override(variant.declared)) {
@@ -44636,20 +44638,22 @@ function parsePyproject(path, text2) {
           span: route.span,
           message: own2 ? `${fact.rawName}: no [[tool.poetry.source]] is named "${route.index}"` : `[tool.uv.sources] ${fact.rawName}: no [[tool.uv.index]] is named "${route.index}"`
         });
-      if (routed) place(`route:${routed.name}`, [routed], true, fact);
+      if (routed) place(`route:${routed.name}`, [routed], true, fact, route.machineMarker);
       else if (!bestMatch && firstPytorch && TORCH_FAMILY.has(fact.name))
         place(`first:${firstPytorch.name}`, [firstPytorch], true, fact);
       else place("all", [...implicit, ...fallback ? [fallback] : []], false, fact);
     }
     for (const group of groups2.values()) {
       const id = sink.contexts.length;
+      const machines = group.machines?.length ? group.machines.map((marker) => `(${marker})`).join(" or ") : void 0;
       const facts = group.served.map((index) => ({
         kind: group.primary || index.isDefault ? "index-url" : "extra-index-url",
         url: index.url,
         urlSpan: index.urlSpan,
         span: index.span,
         context: id,
-        ...index.table ? { uvIndex: { name: index.name, explicit: index.explicit } } : {}
+        ...index.table ? { uvIndex: { name: index.name, explicit: index.explicit } } : {},
+        ...machines ? { machines } : {}
       }));
       sink.indexes.push(...facts);
       const context = {
@@ -44824,7 +44828,8 @@ function readSources(root, sink) {
         index: index.value,
         span: index.span,
         ...extra?.kind === "string" ? { extra: extra.value } : {},
-        ...group?.kind === "string" ? { group: group.value } : {}
+        ...group?.kind === "string" ? { group: group.value } : {},
+        ...marker?.kind === "string" && marker.value.includes("platform_machine") ? { machineMarker: marker.value } : {}
       });
     }
     routes.set(normalizePythonName(name), list);
@@ -47016,7 +47021,10 @@ function makeInvocation(members2) {
   return { members: members2, indexes };
 }
 function finishUnit(parts, kb) {
-  const { label, root, stage, files, claims: staticClaims, invocations, rootPackages, memberPackages } = parts;
+  const { label, root, stage, files, invocations, rootPackages, memberPackages } = parts;
+  const staticClaims = parts.platform ? parts.claims.filter(
+    (claim2) => !claim2.index?.machines || evaluateMarker(claim2.index.machines, { values: { platform_machine: parts.platform } }) !== false
+  ) : parts.claims;
   const invocationOf = /* @__PURE__ */ new Map();
   for (const invocation of invocations)
     for (const member of invocation.members) invocationOf.set(member.context, invocation);

@@ -560,7 +560,15 @@ interface UnitParts {
 }
 
 function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
-  const { label, root, stage, files, claims: staticClaims, invocations, rootPackages, memberPackages } = parts;
+  const { label, root, stage, files, invocations, rootPackages, memberPackages } = parts;
+  // An index a pyproject routes packages to on some machines only says nothing of a unit built for another one.
+  const staticClaims = parts.platform
+    ? parts.claims.filter(
+        (claim) =>
+          !claim.index?.machines ||
+          evaluateMarker(claim.index.machines, { values: { platform_machine: parts.platform! } }) !== false,
+      )
+    : parts.claims;
   const invocationOf = new Map<InstallContext, Invocation>();
   for (const invocation of invocations)
     for (const member of invocation.members) invocationOf.set(member.context, invocation);

@@ -99,6 +99,12 @@ export interface IndexFact extends Spanned {
   readonly ignoredReason?: string;
   /** A pyproject.toml `[[tool.uv.index]]` entry: its name and whether it is `explicit`. */
   readonly uvIndex?: { readonly name: string; readonly explicit: boolean };
+  /**
+   * The machines a selection uses this index on, where `[tool.uv.sources]` routes to it by a `platform_machine`
+   * marker (InvokeAI's `marker = "sys_platform != 'linux' or platform_machine != 'aarch64'"`): those markers, joined
+   * by `or`. On another machine the packages come from elsewhere.
+   */
+  readonly machines?: string;
 }
 
 export interface IncludeFact extends Spanned {

@@ -47,6 +47,8 @@ interface Route {
   /** The extra or group the route holds for (undefined: always). */
   readonly extra?: string;
   readonly group?: string;
+  /** The entry's `marker` where it names the machine (`platform_machine != 'aarch64'`): elsewhere it does not hold. */
+  readonly machineMarker?: string;
 }
 
 interface Declared {
@@ -159,10 +161,16 @@ export function parsePyproject(path: string, text: string): ParsedFile {
 
   const override = overrides(root, sink);
   for (const variant of variants) {
-    const groups = new Map<string, { served: readonly Index[]; primary: boolean; packages: PackageFact[] }>();
-    const place = (key: string, served: readonly Index[], primary: boolean, fact: PackageFact): void => {
-      const group = groups.get(key) ?? { served, primary, packages: [] };
+    /** `machines`: the machine markers of the routes that lead here, or null once one leads here on every machine. */
+    const groups = new Map<
+      string,
+      { served: readonly Index[]; primary: boolean; packages: PackageFact[]; machines: string[] | null }
+    >();
+    const place = (key: string, served: readonly Index[], primary: boolean, fact: PackageFact, machine?: string) => {
+      const group = groups.get(key) ?? { served, primary, packages: [], machines: [] };
       group.packages.push(fact);
+      if (machine === undefined) group.machines = null;
+      else if (group.machines && !group.machines.includes(machine)) group.machines.push(machine);
       groups.set(key, group);
     };
     for (const { fact, index: own } of override(variant.declared)) {
@@ -184,7 +192,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
             ? `${fact.rawName}: no [[tool.poetry.source]] is named "${route.index}"`
             : `[tool.uv.sources] ${fact.rawName}: no [[tool.uv.index]] is named "${route.index}"`,
         });
-      if (routed) place(`route:${routed.name}`, [routed], true, fact);
+      if (routed) place(`route:${routed.name}`, [routed], true, fact, route.machineMarker);
       else if (!bestMatch && firstPytorch && TORCH_FAMILY.has(fact.name))
         place(`first:${firstPytorch.name}`, [firstPytorch], true, fact);
       else place('all', [...implicit, ...(fallback ? [fallback] : [])], false, fact);
@@ -193,6 +201,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
       const id = sink.contexts.length;
       // A package from one index alone reads that index as pip reads --index-url; the others as extra indexes
       // beside the default (PyPI, or the default index as --index-url).
+      const machines = group.machines?.length ? group.machines.map((marker) => `(${marker})`).join(' or ') : undefined;
       const facts: IndexFact[] = group.served.map((index) => ({
         kind: group.primary || index.isDefault ? 'index-url' : 'extra-index-url',
         url: index.url,
@@ -200,6 +209,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
         span: index.span,
         context: id,
         ...(index.table ? { uvIndex: { name: index.name, explicit: index.explicit } } : {}),
+        ...(machines ? { machines } : {}),
       }));
       sink.indexes.push(...facts);
       const context: ContextDraft = {
@@ -411,6 +421,9 @@ function readSources(root: TomlTable, sink: FactSink): Map<string, Route[]> {
         span: index.span,
         ...(extra?.kind === 'string' ? { extra: extra.value } : {}),
         ...(group?.kind === 'string' ? { group: group.value } : {}),
+        ...(marker?.kind === 'string' && marker.value.includes('platform_machine')
+          ? { machineMarker: marker.value }
+          : {}),
       });
     }
     routes.set(normalizePythonName(name), list);
