@@ -44630,7 +44630,7 @@ function parsePyproject(path, text2) {
     };
     for (const { fact, index: own2 } of override(variant.declared)) {
       const route = own2 ? { index: own2, span: fact.span } : (routes.get(fact.name) ?? []).find(
-        (candidate) => (candidate.extra === void 0 || candidate.extra === variant.extra) && (candidate.group === void 0 || candidate.group === variant.group)
+        (candidate) => (candidate.extra === void 0 || candidate.extra === variant.extra) && (candidate.group === void 0 || candidate.group === variant.group) && sameMachine(candidate.machineMarker, fact.markers)
       );
       const routed = route && (indexes.get(route.index) ?? (own2 ? named.get(route.index) ?? poetryPypi(route.index, route.span) : void 0));
       if (route && !routed)
@@ -44802,6 +44802,13 @@ function readIndexes(root, sink) {
       table: false
     });
   return indexes;
+}
+function sameMachine(route, own2) {
+  if (!route || !own2?.includes("platform_machine")) return true;
+  return MACHINES.some((machine) => {
+    const values = { values: { platform_machine: machine } };
+    return evaluateMarker(route, values) !== false && evaluateMarker(own2, values) !== false;
+  });
 }
 function readSources(root, sink) {
   const routes = /* @__PURE__ */ new Map();
@@ -45311,7 +45318,8 @@ function resolveTorchBuild(pkg, indexes, kb, machine = "x86_64") {
   const torchIndexes = indexes.filter(
     (index) => index.kind !== "conda-channel" && index.kind !== "no-index" && isPytorchIndex(index.url)
   );
-  const primary = [...indexes].reverse().find((index) => index.kind === "index-url");
+  const named = [...indexes].reverse().find((index) => index.kind === "index-url");
+  const primary = named && !isPypiIndex(named.url) ? named : void 0;
   const extras = torchIndexes.filter((index) => index.kind !== "index-url");
   const served = (index) => {
     if (isCpuUrl(index.url)) return { tag: "cpu", cpu: true };
@@ -46994,6 +47002,11 @@ function stageMachine(index, stage) {
   return /arm64|aarch64/i.test(platform) ? "aarch64" : /amd64|x86_64/i.test(platform) ? "x86_64" : void 0;
 }
 var DEFAULT_MACHINE = "x86_64";
+function machineOf(markers) {
+  if (!markers?.includes("platform_machine")) return DEFAULT_MACHINE;
+  const holds3 = (machine) => evaluateMarker(markers, { values: { platform_machine: machine } }) !== false;
+  return holds3(DEFAULT_MACHINE) ? DEFAULT_MACHINE : MACHINES.find(holds3) ?? DEFAULT_MACHINE;
+}
 var CARRIES_TORCH_CUDA = /* @__PURE__ */ new Set(["vllm", "xformers"]);
 function builtWithTorch(file2, pkg, invocation, hidden, kb) {
   if (pkg.ecosystem !== "pip" || !pkg.exact || pkg.localLabel || pkg.url || !CARRIES_TORCH_CUDA.has(pkg.name))
@@ -47066,7 +47079,12 @@ function finishUnit(parts, kb) {
       const context = file2.contexts[pkg.context];
       const invocation = context ? invocationOf.get(context) : void 0;
       const hidden = (invocation && flags.get(invocation)?.hidden) ?? false;
-      const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb, parts.platform ?? DEFAULT_MACHINE);
+      const resolved = resolveTorchBuild(
+        pkg,
+        invocation?.indexes ?? NO_INDEXES,
+        kb,
+        parts.platform ?? machineOf(markers)
+      );
       const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? void 0 : resolved;
       packages.push({ file: file2, pkg, invocation, build });
       const unpinned = hidden || kept?.has(pkg) || !pkg.exact && pkg.ecosystem === "pip" && !context?.replacesInstalled && !(invocation && flags.get(invocation)?.upgrades) && pinnedWithin(pinned, pkg) ? void 0 : (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(
@@ -48088,6 +48106,7 @@ function condaForgeOnly(file2) {
 function reportUnknownBuilds(unit, target, report) {
   for (const { pkg, file: file2, build } of unit.packages) {
     if (!build?.unknownOnMachine) continue;
+    if (!mayHoldTogether(pkg.markers, target.package?.markers)) continue;
     report({
       messageId: "pypiOtherMachine",
       data: {

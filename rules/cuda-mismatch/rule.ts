@@ -380,6 +380,9 @@ function condaForgeOnly(file: ParsedFile): boolean {
 function reportUnknownBuilds(unit: Unit, target: CudaClaim, report: Reporter<MessageId>): void {
   for (const { pkg, file, build } of unit.packages) {
     if (!build?.unknownOnMachine) continue;
+    // A target never installed beside it (an extra's `torch==2.7.1+cu128; platform_machine != 'aarch64'` beside its
+    // aarch64 fallback): nothing to say of the pair.
+    if (!mayHoldTogether(pkg.markers, target.package?.markers)) continue;
     report({
       messageId: 'pypiOtherMachine',
       data: {

@@ -3,7 +3,7 @@ import type { KnowledgeBase, TorchRelease } from '../knowledge/index.js';
 import { satisfies } from '@renovatebot/pep440';
 import { cudaFromTag, publicVersion, tagFromCuda } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
-import { cudaFromLabel, cudaFromUrl, isCpuUrl, isPytorchIndex } from './cuda-labels.js';
+import { cudaFromLabel, cudaFromUrl, isCpuUrl, isPypiIndex, isPytorchIndex } from './cuda-labels.js';
 import type { Machine } from '../parsers/markers.js';
 import { TORCH_FAMILY } from '../parsers/python-requirement.js';
 
@@ -97,7 +97,9 @@ export function resolveTorchBuild(
   const torchIndexes = indexes.filter(
     (index) => index.kind !== 'conda-channel' && index.kind !== 'no-index' && isPytorchIndex(index.url),
   );
-  const primary = [...indexes].reverse().find((index) => index.kind === 'index-url');
+  // PyPI named as the index (`--index-url https://pypi.org/simple`, a uv index routed to it) is PyPI: its build.
+  const named = [...indexes].reverse().find((index) => index.kind === 'index-url');
+  const primary = named && !isPypiIndex(named.url) ? named : undefined;
   const extras = torchIndexes.filter((index) => index.kind !== 'index-url');
 
   const served = (index: IndexFact): { tag: string; cuda?: string; cpu: boolean } | undefined => {

@@ -26,7 +26,7 @@ import { groupBy } from '../util/collections.js';
 import { isPypiIndex, isPytorchIndex } from './cuda-labels.js';
 import { resolveTorchBuild, type TorchBuild } from './torch-build.js';
 import { newestToolkitClaim, newestTorchClaim, surroundingsOf, unitPythons, type Surroundings } from './unpinned.js';
-import { evaluateMarker, type Machine } from '../parsers/markers.js';
+import { evaluateMarker, MACHINES, type Machine } from '../parsers/markers.js';
 import { stronglyConnected } from '../util/graph.js';
 
 /** One pip/conda run: a command or file plus the files it pulls in, sharing index options. */
@@ -496,6 +496,17 @@ function stageMachine(index: DockerfileIndex, stage: number): Machine | undefine
 const DEFAULT_MACHINE: Machine = 'x86_64';
 
 /**
+ * The machine a requirement is installed on where the unit names none: DEFAULT_MACHINE, unless its own
+ * `platform_machine` marker leaves that machine out and admits another (a lock's or extra's aarch64 fallback,
+ * `torch==2.7.1; platform_machine == 'aarch64'`, is PyPI's aarch64 build, never its x86_64 one).
+ */
+function machineOf(markers: string | undefined): Machine {
+  if (!markers?.includes('platform_machine')) return DEFAULT_MACHINE;
+  const holds = (machine: Machine) => evaluateMarker(markers, { values: { platform_machine: machine } }) !== false;
+  return holds(DEFAULT_MACHINE) ? DEFAULT_MACHINE : (MACHINES.find(holds) ?? DEFAULT_MACHINE);
+}
+
+/**
  * vllm and xformers on PyPI: each release's wheel pins one torch release exactly (its Requires-Dist, the companion
  * pins of the knowledge) and carries CUDA kernels compiled with that torch, so it is a build of the CUDA major of that
  * torch's PyPI wheel ("vLLM ... contains pre-compiled C++ and CUDA (12.1) binaries", docs.vllm.ai; xformers' wheels
@@ -621,7 +632,12 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       // index serves a requirement is not known: only a build its own name or URL gives, or a --index-url written
       // on the command (which replaces the file's), is.
       const hidden = (invocation && flags.get(invocation)?.hidden) ?? false;
-      const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb, parts.platform ?? DEFAULT_MACHINE);
+      const resolved = resolveTorchBuild(
+        pkg,
+        invocation?.indexes ?? NO_INDEXES,
+        kb,
+        parts.platform ?? machineOf(markers),
+      );
       const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? undefined : resolved;
       packages.push({ file, pkg, invocation, build });
       // What a range (or no version) installs: every release it admits has one CUDA major on PyPI, or else the

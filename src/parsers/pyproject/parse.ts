@@ -30,7 +30,7 @@ import {
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
 import { isTrue, lookup, readTomlRoot, textSpan, type TomlTable, type TomlValue } from '../toml.js';
-import { holdsOnLinux } from '../markers.js';
+import { evaluateMarker, holdsOnLinux, MACHINES } from '../markers.js';
 import { readPixi } from '../pixi/parse.js';
 import { readPoetry, type PackageIndex, type PoetryDependency, type PoetryProject } from './poetry.js';
 import { normalizePythonName, parsePythonRequirement, TORCH_FAMILY } from '../python-requirement.js';
@@ -179,7 +179,8 @@ export function parsePyproject(path: string, text: string): ParsedFile {
         : (routes.get(fact.name) ?? []).find(
             (candidate) =>
               (candidate.extra === undefined || candidate.extra === variant.extra) &&
-              (candidate.group === undefined || candidate.group === variant.group),
+              (candidate.group === undefined || candidate.group === variant.group) &&
+              sameMachine(candidate.machineMarker, fact.markers),
           );
       const routed =
         route &&
@@ -395,6 +396,19 @@ function readIndexes(root: TomlTable, sink: FactSink): Map<string, Index> {
 /**
  * `[tool.uv.sources]`: package → the index routes that can hold on Linux (git, url and path sources are not indexes).
  */
+/**
+ * Whether a source entry's machine marker and a requirement's own marker hold on some machine together: uv routes a
+ * requirement for aarch64 only (`torch==2.7.1; platform_machine == 'aarch64'`) by the entry that holds there, not by
+ * an earlier one for the other machines.
+ */
+function sameMachine(route: string | undefined, own: string | undefined): boolean {
+  if (!route || !own?.includes('platform_machine')) return true;
+  return MACHINES.some((machine) => {
+    const values = { values: { platform_machine: machine } };
+    return evaluateMarker(route, values) !== false && evaluateMarker(own, values) !== false;
+  });
+}
+
 function readSources(root: TomlTable, sink: FactSink): Map<string, Route[]> {
   const routes = new Map<string, Route[]>();
   const sources = lookup(root, 'tool', 'uv', 'sources');
