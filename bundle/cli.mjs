@@ -53044,6 +53044,21 @@ import {
   statSync
 } from "node:fs";
 import { join, relative, resolve as resolve2, sep } from "node:path";
+
+// src/util/utf16.ts
+function utf16Text(buffer) {
+  const encoding = utf16Encoding(buffer);
+  if (!encoding || buffer.length % 2 !== 0) return void 0;
+  const text2 = new TextDecoder(encoding, { fatal: false }).decode(buffer);
+  return text2.includes("\0") ? void 0 : text2;
+}
+function utf16Encoding(bytes) {
+  if (bytes[0] === 255 && bytes[1] === 254) return "utf-16le";
+  if (bytes[0] === 254 && bytes[1] === 255) return "utf-16be";
+  return void 0;
+}
+
+// src/cli/discover.ts
 var SKIP_DIRS = /* @__PURE__ */ new Set([
   ".git",
   "node_modules",
@@ -53347,17 +53362,6 @@ function readRegularInside(realRoot, root, path, maxBytes2, plain2 = false) {
   return decoder.decode(buffer);
 }
 var decoder = new TextDecoder("utf-8", { fatal: false });
-function utf16Text(buffer) {
-  const encoding = utf16Encoding(buffer);
-  if (!encoding || buffer.length % 2 !== 0) return void 0;
-  const text2 = new TextDecoder(encoding, { fatal: false }).decode(buffer);
-  return text2.includes("\0") ? void 0 : text2;
-}
-function utf16Encoding(bytes) {
-  if (bytes[0] === 255 && bytes[1] === 254) return "utf-16le";
-  if (bytes[0] === 254 && bytes[1] === 255) return "utf-16be";
-  return void 0;
-}
 function readAll(fd, size, maxBytes2 = Number.POSITIVE_INFINITY) {
   const first = Buffer.allocUnsafe(Math.max(size, 1));
   let filled = 0;

@@ -17,6 +17,7 @@ import { dirname } from '../analysis/paths.js';
 import type { FileKind, ParsedFile } from '../parsers/facts.js';
 import { classifyPath, kindByContent, yamlByContent, type ParseOptions } from '../parsers/index.js';
 import { listed, maxBytes, MAX_MANIFEST_BYTES, readRepository, sourceOf, type RepositoryReader } from '../reader.js';
+import { utf16Text } from '../util/utf16.js';
 
 const SKIP_DIRS = new Set([
   '.git',
@@ -501,24 +502,6 @@ export function readRegularInside(
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: false });
-
-/**
- * A UTF-16 text file, told by its byte-order mark (Windows editors write requirements files so; pip's `auto_decode`
- * reads them by it): its text, or undefined for anything else with zero bytes (binary).
- */
-export function utf16Text(buffer: Uint8Array): string | undefined {
-  const encoding = utf16Encoding(buffer);
-  if (!encoding || buffer.length % 2 !== 0) return undefined;
-  const text = new TextDecoder(encoding, { fatal: false }).decode(buffer);
-  return text.includes('\0') ? undefined : text;
-}
-
-/** `utf-16le` or `utf-16be` where the bytes start with that byte-order mark. */
-export function utf16Encoding(bytes: Uint8Array): 'utf-16le' | 'utf-16be' | undefined {
-  if (bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf-16le';
-  if (bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
-  return undefined;
-}
 
 /** The whole file, read into a buffer of the size fstat gave (a file that grew meanwhile is read to its end). */
 function readAll(fd: number, size: number, maxBytes = Number.POSITIVE_INFINITY): Buffer {

@@ -44,12 +44,12 @@ import {
   NO_LISTING,
   readRegularInside,
   toRepoPath,
-  utf16Encoding,
   walk,
   type Loaded,
   type Skipped,
   type Walked,
 } from './discover.js';
+import { utf16Encoding } from '../util/utf16.js';
 import { changedSince, fileAtRef, GitError, stagedDeletions, type Changes } from './git.js';
 import { FLEET_HELP, fleetCommand } from './fleet.js';
 import { withVerifiedFixes } from './check-tree.js';

@@ -77,12 +77,13 @@ export class CommitFiles implements RepositoryReader {
     if (blob === null) return undefined;
     // A YAML file its content decides may be a manifest: read as far as one may be long.
     const limit = kind === undefined && this.byContent.has(path) ? MAX_MANIFEST_BYTES : maxBytes(path, kind);
+    // GitHub calls a UTF-16 file binary (it has zero bytes) and gives no text: its bytes, read whole, tell by their
+    // byte-order mark (readWholeBlob).
     if (
       !('unreadable' in blob) &&
-      !blob.isBinary &&
       blob.byteSize <= limit &&
       !blob.whole &&
-      (blob.isTruncated || blob.byteSize > MAX_FILE_BYTES)
+      (blob.isBinary ? blob.byteSize >= 2 : blob.isTruncated || blob.byteSize > MAX_FILE_BYTES)
     ) {
       if (blob.oid) this.whole.set(path, blob.oid);
       else this.skipped.set(path, 'GitHub gave only part of it');

@@ -16,6 +16,7 @@ import {
 } from '../baseline/layers.js';
 import { CHECK_NAME } from '../render/check-run.js';
 import { GitHubReadError, partialQuery, problemsAt, type GraphqlProblem } from './graphql.js';
+import { utf16Text } from '../util/utf16.js';
 import type { GitHub, RepoRef } from './types.js';
 
 /** Files read per GraphQL request; larger sets are read in several requests. */
@@ -346,13 +347,9 @@ export async function readWholeBlob(github: GitHub, repo: RepoRef, sha: string):
   try {
     const { data } = await github.rest.git.getBlob({ owner: repo.owner, repo: repo.repo, file_sha: sha });
     const bytes = Buffer.from(data.content, data.encoding === 'base64' ? 'base64' : 'utf8');
-    return {
-      text: bytes.includes(0) ? null : bytes.toString('utf8'),
-      byteSize: bytes.length,
-      isBinary: bytes.includes(0),
-      whole: true,
-      oid: sha,
-    };
+    // Zero bytes: binary, unless a byte-order mark says UTF-16 text (a requirements file a Windows editor wrote).
+    const text = bytes.includes(0) ? (utf16Text(bytes) ?? null) : bytes.toString('utf8');
+    return { text, byteSize: bytes.length, isBinary: text === null, whole: true, oid: sha };
   } catch (error) {
     const status = (error as { status?: number }).status;
     if (status === 404 || status === 403 || status === 409 || status === 422)

@@ -31,7 +31,8 @@ vi.mock('node:fs', async (importOriginal) => {
   return { ...fs, default: { ...fs, readdirSync }, readdirSync };
 });
 
-const { diskReader, listedFile, utf16Text, walk } = await import('../../src/cli/discover.js');
+const { diskReader, listedFile, walk } = await import('../../src/cli/discover.js');
+const { utf16Text } = await import('../../src/util/utf16.js');
 
 afterEach(() => {
   listing.untyped = false;

@@ -498,6 +498,21 @@ describe('pull request checks', () => {
   });
 });
 
+describe('a UTF-16 file (GitHub calls it binary)', () => {
+  it('reads it whole through REST and checks it by its byte-order mark, one call more', async () => {
+    // A requirements file a Windows editor saved as UTF-16LE: the bytes FF FE, then two bytes a character.
+    const utf16 = String.fromCharCode(...Buffer.from(`\ufeff${REQUIREMENTS}`, 'utf16le'));
+    const scenario = pullScenario(fake, { head: { 'requirements.txt': utf16 }, changed: ['requirements.txt'] });
+    await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
+    const run = fake.checkRuns[0]!;
+    expect(run.output?.summary).not.toContain('binary file');
+    expect(run.annotations).toEqual([
+      expect.objectContaining({ path: 'requirements.txt', start_line: 3, title: 'companion-mismatch' }),
+    ]);
+    expect(fake.requests.filter((request) => request.path.includes('/git/blobs/'))).toHaveLength(1);
+  });
+});
+
 describe('faults: the check always ends completed with an explanation', () => {
   it.each([
     [500, /GitHub answered 500/],

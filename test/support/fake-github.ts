@@ -605,7 +605,7 @@ export class FakeGitHub {
       for (const tree of this.trees.values())
         for (const text of tree.values())
           if (gitBlobSha(text) === sha) {
-            const bytes = Buffer.from(text, 'utf8');
+            const bytes = bytesOf(text);
             return {
               status: 200,
               body: {
@@ -641,7 +641,7 @@ export class FakeGitHub {
           mode: this.modeOf(sha, entryPath),
           type: this.modeOf(sha, entryPath) === '160000' ? 'commit' : 'blob',
           sha: gitBlobSha(tree.get(entryPath)!),
-          size: Buffer.byteLength(tree.get(entryPath)!),
+          size: bytesOf(tree.get(entryPath)!).length,
           url: '',
         })),
       ].sort((a, b) => a.path.localeCompare(b.path));
@@ -1132,9 +1132,17 @@ export class FakeGitHub {
   }
 }
 
+/**
+ * A file's bytes: its text in UTF-8, or, for a file with zero bytes (binary, or UTF-16 text), one byte per character
+ * (`'\xff\xfet\0'` is the bytes FF FE 74 00), so a test can write any bytes.
+ */
+export function bytesOf(text: string): Buffer {
+  return Buffer.from(text, text.includes('\0') ? 'latin1' : 'utf8');
+}
+
 /** The SHA git gives a blob of `text` (`git hash-object`). */
 export function gitBlobSha(text: string): string {
-  const bytes = Buffer.from(text, 'utf8');
+  const bytes = bytesOf(text);
   return createHash('sha1')
     .update(Buffer.concat([Buffer.from(`blob ${bytes.length}\0`), bytes]))
     .digest('hex');
@@ -1221,7 +1229,7 @@ function connection<T>(
 function rootResolvers(fake: FakeGitHub): unknown {
   const blob = (text: string | undefined) => {
     if (text === undefined) return null;
-    const bytes = Buffer.from(text, 'utf8');
+    const bytes = bytesOf(text);
     const binary = text.includes('\0');
     const truncated = !binary && bytes.length > fake.blobTextLimit;
     return {
