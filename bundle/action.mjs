@@ -45030,11 +45030,26 @@ var WORKLOAD_KINDS = [
     kind: "NIMService",
     containers: "spec.image.{repository,tag} with spec.resources",
     source: "https://docs.nvidia.com/nim-operator/latest/service.html"
+  },
+  ...["ClusterServingRuntime (ome.io)", "ServingRuntime (ome.io)"].map((kind) => ({
+    kind,
+    containers: "spec.{engineConfig,decoderConfig,routerConfig}[.{leader,worker}].runner (one container each)",
+    source: "https://github.com/sgl-project/ome (pkg/apis/ome/v1beta1)"
+  })),
+  {
+    kind: "DynamoGraphDeployment",
+    containers: "spec.services.<name>.extraPodSpec.mainContainer with the service\u2019s resources.limits.gpu (v1alpha1); spec.components[].podTemplate.spec.containers",
+    source: "https://github.com/ai-dynamo/dynamo (deploy/operator/api)"
+  },
+  {
+    kind: "SparkApplication",
+    containers: "spec.image (or {driver,executor}.image) with {driver,executor}.gpu",
+    source: "https://www.kubeflow.org/docs/components/spark-operator/user-guide/writing-sparkapplication/"
   }
 ];
 var GPU_RESOURCE = String.raw`nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)`;
 var WORKLOAD_SHAPE = new RegExp(
-  String.raw`^[ \t-]*(?:containers|container|script|trainer|image|resourceClaims|${GPU_RESOURCE})[ \t]*:`,
+  String.raw`^[ \t-]*(?:containers|container|script|trainer|runner|mainContainer|image|resourceClaims|${GPU_RESOURCE})[ \t]*:`,
   "m"
 );
 
@@ -45144,6 +45159,8 @@ function whereTheImageIs(body) {
     return "its image is that of the serving runtime its model names (a ServingRuntime or ClusterServingRuntime), not in this document";
   if (kind === "TrainJob")
     return "its image is that of the training runtime it names (runtimeRef), not in this document";
+  if (kind === "Playground")
+    return "its image is that of the backend runtime it names (llmaz's BackendRuntime, `backendRuntimeConfig.backendName`, vllm by default), not in this document";
   if (!/^[ \t-]*image[ \t]*:/m.test(body))
     return "no container of it names an image (a patch that kustomize merges into a base writes only what it changes), so what runs on them is only known in the output of `kustomize build`";
   if (/^[ \t-]*image[ \t]*:[ \t]*(?:null|~)?[ \t]*(?:#.*)?$/m.test(body))
@@ -45208,7 +45225,15 @@ var NO_PODS = /* @__PURE__ */ new Set([
   "MutatingWebhookConfiguration",
   "APIService",
   "Endpoints",
-  "EndpointSlice"
+  "EndpointSlice",
+  // The Gateway API Inference Extension's model and objective (gateway-api-inference-extension.sigs.k8s.io): a model
+  // name and a priority served by an InferencePool's pods, which a Deployment of their own runs.
+  "InferenceModel",
+  "InferenceObjective",
+  "InferencePool",
+  // llmaz's OpenModel (llmaz.io/v1alpha1): a model and the accelerators its flavors need, which are written into the
+  // pods of the Playground or Service that serves it (InftyAI/llmaz api/core/v1alpha1/model_types.go, Flavor.Limits).
+  "OpenModel"
 ]);
 function holdsNoPod(body) {
   const kind = KIND_LINE.exec(body)?.[1];
@@ -45293,7 +45318,31 @@ var Reader = class {
       this.podSpec(node2, workload + (replica ? ` (${replica})` : ""), dockerfile2);
       return;
     }
-    for (const key of ["container", "script", "trainer"]) {
+    const extra = this.map(node2, "extraPodSpec");
+    const main = extra ? this.map(extra, "mainContainer") : void 0;
+    if (extra && main && main.get("image", true) !== void 0) {
+      this.containerOf(
+        main,
+        extra,
+        workload + (replica ? ` (${replica})` : ""),
+        dockerfile2,
+        void 0,
+        this.countsGpus(node2)
+      );
+      if (this.resolve(extra.get("containers", true)))
+        this.podSpec(extra, workload + (replica ? ` (${replica})` : ""), dockerfile2);
+      return;
+    }
+    if (node2.get("sparkVersion", true) !== void 0 && this.text(node2.get("image", true))) {
+      for (const role of ["driver", "executor"]) {
+        const pod = this.map(node2, role);
+        if (!pod) continue;
+        const own2 = this.text(pod.get("image", true)) !== void 0;
+        this.containerOf(own2 ? pod : node2, pod, `${workload} (${role})`, dockerfile2, void 0, this.sparkGpus(pod));
+      }
+      return;
+    }
+    for (const key of ["container", "script", "trainer", "runner"]) {
       const single = this.map(node2, key);
       if (single && this.text(single.get("image", true)) !== void 0) {
         const name = this.text(node2.get("name", true));
@@ -45313,7 +45362,7 @@ var Reader = class {
       const own2 = key === "template" && value && (0, import_yaml5.isMap)(value) ? this.annotation(this.map(value, "metadata")) ?? dockerfile2 : dockerfile2;
       if (key === "template" && value && (0, import_yaml5.isMap)(value))
         this.noteFraction(this.map(value, "metadata"), this.map(value, "spec"));
-      if (value && (0, import_yaml5.isMap)(value) && /ReplicaSpecs$/.test(key)) {
+      if (value && (0, import_yaml5.isMap)(value) && (/ReplicaSpecs$/.test(key) || key === "services" && replica === "")) {
         for (const inner of value.items) {
           const template = this.resolve(inner.value);
           if (template && (0, import_yaml5.isMap)(template))
@@ -45347,6 +45396,22 @@ var Reader = class {
       });
     }
   }
+  /** A Spark driver's or executor's `gpu: {name, quantity}` naming an NVIDIA GPU resource, more than none. */
+  sparkGpus(pod) {
+    const gpu = this.map(pod, "gpu");
+    const name = gpu ? this.text(gpu.get("name", true)) : void 0;
+    const quantity = gpu ? Number(this.text(gpu.get("quantity", true)) ?? "1") : 0;
+    return name !== void 0 && GPU_RESOURCE_NAME.test(name) && !(quantity <= 0);
+  }
+  /** A count of GPUs in a `resources.{limits,requests}.gpu` of Dynamo's own (a string such as "1"), above zero. */
+  countsGpus(service) {
+    const resources = this.map(service, "resources");
+    return ["limits", "requests"].some((field) => {
+      const map2 = resources ? this.map(resources, field) : void 0;
+      const count = map2 ? Number(this.text(map2.get("gpu", true))) : Number.NaN;
+      return Number.isFinite(count) && count > 0;
+    });
+  }
   /** Where a pod's annotations ask its scheduler for a share of a GPU (FRACTION_SCHEDULERS), note its spec. */
   noteFraction(metadata, spec2) {
     const annotations = metadata ? this.map(metadata, "annotations") : void 0;
@@ -45363,7 +45428,7 @@ var Reader = class {
    * where its pod may run (`spec`: the pod spec, or the mapping that holds a single container), the Dockerfile named
    * for it. `shape` says where a kind keeps a single container (`trainer`: TrainJob's `resourcesPerNode`).
    */
-  containerOf(container, spec2, workload, annotated, shape, share = false) {
+  containerOf(container, spec2, workload, annotated, shape, givenGpus = false) {
     const image = this.imageText(container, shape);
     if (!image) return;
     const placement = this.placement(spec2);
@@ -45402,7 +45467,7 @@ var Reader = class {
         ...templated ? { unresolved: `"${reference}" is a template or a variable, not an image reference` } : {},
         ...invalid ? { unresolved: `"${reference}" is a placeholder, not an image reference` } : {}
       },
-      gpu: runtimeGpu || share || this.requestsGpu(container, shape === "trainer" ? "resourcesPerNode" : "resources") || this.claimsGpu(container, spec2),
+      gpu: runtimeGpu || givenGpus || this.requestsGpu(container, shape === "trainer" ? "resourcesPerNode" : "resources") || this.claimsGpu(container, spec2),
       placement,
       ...dockerfile2 ? { dockerfile: dockerfile2 } : {}
     });

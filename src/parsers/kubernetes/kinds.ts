@@ -99,6 +99,22 @@ export const WORKLOAD_KINDS: readonly WorkloadKind[] = [
     containers: 'spec.image.{repository,tag} with spec.resources',
     source: 'https://docs.nvidia.com/nim-operator/latest/service.html',
   },
+  ...['ClusterServingRuntime (ome.io)', 'ServingRuntime (ome.io)'].map((kind) => ({
+    kind,
+    containers: 'spec.{engineConfig,decoderConfig,routerConfig}[.{leader,worker}].runner (one container each)',
+    source: 'https://github.com/sgl-project/ome (pkg/apis/ome/v1beta1)',
+  })),
+  {
+    kind: 'DynamoGraphDeployment',
+    containers:
+      'spec.services.<name>.extraPodSpec.mainContainer with the service’s resources.limits.gpu (v1alpha1); spec.components[].podTemplate.spec.containers',
+    source: 'https://github.com/ai-dynamo/dynamo (deploy/operator/api)',
+  },
+  {
+    kind: 'SparkApplication',
+    containers: 'spec.image (or {driver,executor}.image) with {driver,executor}.gpu',
+    source: 'https://www.kubeflow.org/docs/components/spark-operator/user-guide/writing-sparkapplication/',
+  },
 ];
 
 /**
@@ -112,6 +128,6 @@ export const GPU_RESOURCE = String.raw`nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.
  * `kind`, and somewhere a container list, a single container or image, or a GPU request.
  */
 export const WORKLOAD_SHAPE = new RegExp(
-  String.raw`^[ \t-]*(?:containers|container|script|trainer|image|resourceClaims|${GPU_RESOURCE})[ \t]*:`,
+  String.raw`^[ \t-]*(?:containers|container|script|trainer|runner|mainContainer|image|resourceClaims|${GPU_RESOURCE})[ \t]*:`,
   'm',
 );

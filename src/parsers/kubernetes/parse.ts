@@ -193,6 +193,8 @@ function whereTheImageIs(body: string): string {
     return 'its image is that of the serving runtime its model names (a ServingRuntime or ClusterServingRuntime), not in this document';
   if (kind === 'TrainJob')
     return 'its image is that of the training runtime it names (runtimeRef), not in this document';
+  if (kind === 'Playground')
+    return "its image is that of the backend runtime it names (llmaz's BackendRuntime, `backendRuntimeConfig.backendName`, vllm by default), not in this document";
   if (!/^[ \t-]*image[ \t]*:/m.test(body))
     return 'no container of it names an image (a patch that kustomize merges into a base writes only what it changes), so what runs on them is only known in the output of `kustomize build`';
   if (/^[ \t-]*image[ \t]*:[ \t]*(?:null|~)?[ \t]*(?:#.*)?$/m.test(body))
@@ -275,6 +277,14 @@ const NO_PODS: ReadonlySet<string> = new Set([
   'APIService',
   'Endpoints',
   'EndpointSlice',
+  // The Gateway API Inference Extension's model and objective (gateway-api-inference-extension.sigs.k8s.io): a model
+  // name and a priority served by an InferencePool's pods, which a Deployment of their own runs.
+  'InferenceModel',
+  'InferenceObjective',
+  'InferencePool',
+  // llmaz's OpenModel (llmaz.io/v1alpha1): a model and the accelerators its flavors need, which are written into the
+  // pods of the Playground or Service that serves it (InftyAI/llmaz api/core/v1alpha1/model_types.go, Flavor.Limits).
+  'OpenModel',
 ]);
 
 /** Whether a document's kind never holds a pod (NO_PODS). */
@@ -403,8 +413,40 @@ class Reader {
       this.podSpec(node, workload + (replica ? ` (${replica})` : ''), dockerfile);
       return;
     }
-    // One container where a kind keeps one: Argo's template `container` or `script`, a TrainJob's `trainer`.
-    for (const key of ['container', 'script', 'trainer'] as const) {
+    // Dynamo's DynamoGraphDeployment (nvidia.com/v1alpha1): a service runs `extraPodSpec.mainContainer` (a
+    // corev1.Container) beside the pod's other containers, and asks for GPUs by its own `resources.limits.gpu`, a count
+    // the operator turns into nvidia.com/gpu (ai-dynamo/dynamo deploy/operator/api/v1alpha1/common.go, ResourceItem).
+    const extra = this.map(node, 'extraPodSpec');
+    const main = extra ? this.map(extra, 'mainContainer') : undefined;
+    if (extra && main && main.get('image', true) !== undefined) {
+      this.containerOf(
+        main,
+        extra,
+        workload + (replica ? ` (${replica})` : ''),
+        dockerfile,
+        undefined,
+        this.countsGpus(node),
+      );
+      if (this.resolve(extra.get('containers', true) as Node | undefined))
+        this.podSpec(extra, workload + (replica ? ` (${replica})` : ''), dockerfile);
+      return;
+    }
+    // spark-operator's SparkApplication (sparkoperator.k8s.io/v1beta2): the driver and the executors run `spec.image`
+    // (or their own `image`), and ask for GPUs by `gpu: {name: nvidia.com/gpu, quantity}` (kubeflow.org/docs/components/
+    // spark-operator/user-guide/writing-sparkapplication/, "Requesting GPU Resources").
+    if (node.get('sparkVersion', true) !== undefined && this.text(node.get('image', true) as Node | undefined)) {
+      for (const role of ['driver', 'executor']) {
+        const pod = this.map(node, role);
+        if (!pod) continue;
+        const own = this.text(pod.get('image', true) as Node | undefined) !== undefined;
+        this.containerOf(own ? pod : node, pod, `${workload} (${role})`, dockerfile, undefined, this.sparkGpus(pod));
+      }
+      return;
+    }
+    // One container where a kind keeps one: Argo's template `container` or `script`, a TrainJob's `trainer`, the
+    // `runner` of each component of OME's ClusterServingRuntime and ServingRuntime (ome.io/v1beta1: engineConfig,
+    // decoderConfig, routerConfig, and their leader and worker; github.com/sgl-project/ome, pkg/apis/ome/v1beta1).
+    for (const key of ['container', 'script', 'trainer', 'runner'] as const) {
       const single = this.map(node, key);
       if (single && this.text(single.get('image', true) as Node | undefined) !== undefined) {
         const name = this.text(node.get('name', true) as Node | undefined);
@@ -429,8 +471,9 @@ class Reader {
           : dockerfile;
       if (key === 'template' && value && isMap(value))
         this.noteFraction(this.map(value, 'metadata'), this.map(value, 'spec'));
-      if (value && isMap(value) && /ReplicaSpecs$/.test(key)) {
-        // PyTorchJob's pytorchReplicaSpecs, TFJob's tfReplicaSpecs: a map from replica type to its template.
+      if (value && isMap(value) && (/ReplicaSpecs$/.test(key) || (key === 'services' && replica === ''))) {
+        // PyTorchJob's pytorchReplicaSpecs, TFJob's tfReplicaSpecs: a map from replica type to its template; Dynamo's
+        // `services`, from a service's name to it.
         for (const inner of value.items) {
           const template = this.resolve(inner.value as Node | null);
           if (template && isMap(template))
@@ -478,6 +521,24 @@ class Reader {
     }
   }
 
+  /** A Spark driver's or executor's `gpu: {name, quantity}` naming an NVIDIA GPU resource, more than none. */
+  private sparkGpus(pod: YAMLMap): boolean {
+    const gpu = this.map(pod, 'gpu');
+    const name = gpu ? this.text(gpu.get('name', true) as Node | undefined) : undefined;
+    const quantity = gpu ? Number(this.text(gpu.get('quantity', true) as Node | undefined) ?? '1') : 0;
+    return name !== undefined && GPU_RESOURCE_NAME.test(name) && !(quantity <= 0);
+  }
+
+  /** A count of GPUs in a `resources.{limits,requests}.gpu` of Dynamo's own (a string such as "1"), above zero. */
+  private countsGpus(service: YAMLMap): boolean {
+    const resources = this.map(service, 'resources');
+    return ['limits', 'requests'].some((field) => {
+      const map = resources ? this.map(resources, field) : undefined;
+      const count = map ? Number(this.text(map.get('gpu', true) as Node | undefined)) : Number.NaN;
+      return Number.isFinite(count) && count > 0;
+    });
+  }
+
   /** Where a pod's annotations ask its scheduler for a share of a GPU (FRACTION_SCHEDULERS), note its spec. */
   private noteFraction(metadata: YAMLMap | undefined, spec: YAMLMap | undefined): void {
     const annotations = metadata ? this.map(metadata, 'annotations') : undefined;
@@ -503,9 +564,12 @@ class Reader {
     spec: YAMLMap,
     workload: string,
     annotated: Annotated | undefined,
-    shape?: 'container' | 'script' | 'trainer' | 'image',
-    /** Whether its pod's annotations give it a share of a GPU (noteFraction). */
-    share = false,
+    shape?: 'container' | 'script' | 'trainer' | 'runner' | 'image',
+    /**
+     * Whether it gets GPUs by what its kind writes outside the container: its pod's annotations (a share of one,
+     * noteFraction), Dynamo's `gpu` count, a Spark executor's `gpu`.
+     */
+    givenGpus = false,
   ): void {
     const image = this.imageText(container, shape);
     if (!image) return;
@@ -548,7 +612,7 @@ class Reader {
       },
       gpu:
         runtimeGpu ||
-        share ||
+        givenGpus ||
         this.requestsGpu(container, shape === 'trainer' ? 'resourcesPerNode' : 'resources') ||
         this.claimsGpu(container, spec),
       placement,
