@@ -45168,7 +45168,7 @@ function whereTheImageIs(body) {
   return `no container that gets them is where the gate looks for the containers of ${kind ? `kind ${kind}` : "this document"}`;
 }
 function templateNotChecked(sink, body, start, text2) {
-  if (holdsNoPod(body)) return;
+  if (holdsNoPod(body) || writesNothing(body)) return;
   const gpu = asksForGpus(body);
   const blocks = !gpu && TEMPLATE_BLOCK.test(body) && /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
   notChecked(
@@ -45180,6 +45180,10 @@ function templateNotChecked(sink, body, start, text2) {
     gpu,
     blocks
   );
+}
+function writesNothing(body) {
+  const rest = body.replace(/\{\{-?\s*\/\*[\s\S]*?\*\/\s*-?\}\}/g, "").replace(/\{\{-?\s*(?:if|else|end|with|range|define|block)\b[^}]*\}\}/g, "").replace(/\{\{-?\s*\$[\w]*\s*:?=[^}]*\}\}/g, "").replace(/^[ \t]*#.*$/gm, "").replace(/^---[ \t]*$/gm, "");
+  return rest.trim() === "";
 }
 var NO_PODS = /* @__PURE__ */ new Set([
   "DeviceClass",
@@ -45618,8 +45622,8 @@ var Reader = class {
 var kubernetes = {
   kind: "kubernetes",
   fileName: "deployment.yaml",
-  // Decided by content: every YAML file may be one.
-  hookPattern: "\\.ya?ml$",
+  // Decided by content: every YAML file may be one, and so may a template of one (yamlByContent).
+  hookPattern: "\\.ya?ml(\\.(template|tmpl|tpl|j2|jinja2?|in))?$",
   parse: parseKubernetesManifest,
   units: "containers",
   indexes: "options"
@@ -53266,8 +53270,9 @@ function condaByContent(path) {
   return CONDA_FOLDERS.test(path) || ENV_NAME.test(path.slice(path.lastIndexOf("/") + 1));
 }
 function yamlByContent(path) {
-  return /\.ya?ml$/i.test(path) && !classifyPath(path);
+  return YAML_OR_TEMPLATE.test(path) && !classifyPath(path);
 }
+var YAML_OR_TEMPLATE = /\.ya?ml(?:\.(?:template|tmpl|tpl|j2|jinja2?|in))?$/i;
 function looksLikeManifest(text2) {
   return /^apiVersion:[ \t]*\S/m.test(text2) && /^kind:[ \t]*\S/m.test(text2) && WORKLOAD_SHAPE.test(text2);
 }

@@ -48,11 +48,15 @@ export function candidatePath(path: string): boolean {
 
 /**
  * A YAML file that no name claims: its content decides (kindByContent) whether it is a conda environment or a
- * Kubernetes manifest.
+ * Kubernetes manifest. So does a YAML file kept as a template that a script fills in before it is applied
+ * (`envsubst < vllm-k8s.yaml.template | kubectl apply -f -`, `deployment.yaml.tmpl`, an Ansible `pod.yaml.j2`).
  */
 export function yamlByContent(path: string): boolean {
-  return /\.ya?ml$/i.test(path) && !classifyPath(path);
+  return YAML_OR_TEMPLATE.test(path) && !classifyPath(path);
 }
+
+/** A YAML file, or one kept as a template of one (envsubst, Go or Jinja templates). */
+const YAML_OR_TEMPLATE = /\.ya?ml(?:\.(?:template|tmpl|tpl|j2|jinja2?|in))?$/i;
 
 /**
  * A Kubernetes manifest with workloads, by shape (src/parsers/kubernetes/kinds.ts): a top-level `apiVersion:` and

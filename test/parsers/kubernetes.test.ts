@@ -352,6 +352,27 @@ spec:
     expect(wrapped.unresolved.map((fact) => [fact.text, fact.reason, fact.fails ?? false])).toEqual([
       ['kind: Deployment', 'a template (Helm or Go placeholders)', true],
     ]);
+    // NVIDIA/k8s-device-plugin's chart: a preamble of a license comment and an `if` before the first `---` writes
+    // nothing and is nothing to check; the DaemonSet after it is said not checked, once.
+    const preamble = manifest(codeBlock`
+      {{- /*
+      Copyright (c) 2019, NVIDIA CORPORATION.  All rights reserved.
+      */ -}}
+      {{- if .Values.devicePlugin.enabled }}
+      ---
+      {{- $options := (include "nvidia-device-plugin.options" . | fromJson) }}
+      apiVersion: apps/v1
+      kind: DaemonSet
+      metadata:
+        name: {{ $options.name }}
+      spec:
+        template:
+          spec:
+            containers:
+              - image: {{ include "nvidia-device-plugin.fullimage" . }}
+      {{- end }}
+    `);
+    expect(preamble.unresolved.map((fact) => fact.text)).toEqual(['kind: DaemonSet']);
   });
 
   it('zero GPUs ask for none; a GPU request in a manifest written as text, or with no image, is said as such', () => {

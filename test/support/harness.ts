@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { loadBaseline, type LoadedBaseline } from '../../src/baseline/load.js';
 import { EMPTY_BASELINE } from '../../src/baseline/schema.js';
 import { loadFiles } from '../../src/cli/discover.js';
-import { classifyPath, kindByContent } from '../../src/parsers/index.js';
+import { classifyPath, kindByContent, yamlByContent } from '../../src/parsers/index.js';
 import type { ParsedFile } from '../../src/parsers/facts.js';
 import type { Report } from '../../src/finding.js';
 import { gate } from '../../src/gate.js';
@@ -48,7 +48,7 @@ export function runCase(dir: string, files?: ParsedFile[]): Case {
     paths.flatMap((path) => {
       const kind =
         classifyPath(path) ??
-        (/\.ya?ml$/i.test(path) ? kindByContent(path, readFileSync(join(dir, path), 'utf8')) : undefined);
+        (yamlByContent(path) ? kindByContent(path, readFileSync(join(dir, path), 'utf8')) : undefined);
       return kind ? [[path, kind] as const] : [];
     }),
   );

@@ -5,8 +5,8 @@ import { parseKubernetesManifest } from './parse.js';
 export const kubernetes: FileFormat = {
   kind: 'kubernetes',
   fileName: 'deployment.yaml',
-  // Decided by content: every YAML file may be one.
-  hookPattern: '\\.ya?ml$',
+  // Decided by content: every YAML file may be one, and so may a template of one (yamlByContent).
+  hookPattern: '\\.ya?ml(\\.(template|tmpl|tpl|j2|jinja2?|in))?$',
   parse: parseKubernetesManifest,
   units: 'containers',
   indexes: 'options',

@@ -208,8 +208,10 @@ function whereTheImageIs(body: string): string {
  * GPU request may be among them: said so, rather than that it asks for none.
  */
 function templateNotChecked(sink: FactSink, body: string, start: number, text: string): void {
-  // A kind that holds no pod (a ServiceAccount, a ConfigMap, a ClusterRole) is nothing to check, rendered or not.
-  if (holdsNoPod(body)) return;
+  // A kind that holds no pod (a ServiceAccount, a ConfigMap, a ClusterRole) is nothing to check, rendered or not; nor
+  // is a chart's preamble before its first `---`, which holds only comments and actions that write nothing (a
+  // license in `{{/* … */}}`, `{{- if .Values.enabled }}`, `{{- $name := … }}`).
+  if (holdsNoPod(body) || writesNothing(body)) return;
   const gpu = asksForGpus(body);
   const blocks = !gpu && TEMPLATE_BLOCK.test(body) && /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
   notChecked(
@@ -223,6 +225,21 @@ function templateNotChecked(sink: FactSink, body: string, start: number, text: s
     gpu,
     blocks,
   );
+}
+
+/**
+ * Whether a template's document is only comments, blank lines and actions that write no text: a comment, control
+ * flow (`if`, `else`, `end`, `with`, `range`, `define`) or a variable's assignment. One that writes anything (a
+ * key, `{{ include … }}`, `{{ toYaml … }}`) may render an object.
+ */
+function writesNothing(body: string): boolean {
+  const rest = body
+    .replace(/\{\{-?\s*\/\*[\s\S]*?\*\/\s*-?\}\}/g, '')
+    .replace(/\{\{-?\s*(?:if|else|end|with|range|define|block)\b[^}]*\}\}/g, '')
+    .replace(/\{\{-?\s*\$[\w]*\s*:?=[^}]*\}\}/g, '')
+    .replace(/^[ \t]*#.*$/gm, '')
+    .replace(/^---[ \t]*$/gm, '');
+  return rest.trim() === '';
 }
 
 /**
