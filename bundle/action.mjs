@@ -53274,8 +53274,10 @@ function yamlByContent(path) {
 }
 var YAML_OR_TEMPLATE = /\.ya?ml(?:\.(?:template|tmpl|tpl|j2|jinja2?|in))?$/i;
 function looksLikeManifest(text2) {
-  return /^apiVersion:[ \t]*\S/m.test(text2) && /^kind:[ \t]*\S/m.test(text2) && WORKLOAD_SHAPE.test(text2);
+  if (!/^apiVersion:[ \t]*\S/m.test(text2) || !WORKLOAD_SHAPE.test(text2)) return false;
+  return /^kind:[ \t]*\S/m.test(text2) || GPU_REQUEST.test(text2);
 }
+var GPU_REQUEST = new RegExp(String.raw`^[ \t-]*["']?${GPU_RESOURCE}["']?[ \t]*:`, "m");
 function kindByContent(path, text2) {
   if (condaByContent(path) && looksLikeConda(text2)) return "conda";
   return looksLikeManifest(text2) ? "kubernetes" : void 0;
