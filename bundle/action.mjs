@@ -52014,21 +52014,27 @@ var rule_default4 = defineRule({
 function byMetaPackage(unit, mismatches, target) {
   const groups = /* @__PURE__ */ new Map();
   for (const { claim: claim2 } of mismatches) {
-    const through = claim2.package?.pulledInBy;
-    if (through?.length !== 1) continue;
-    const meta3 = through[0];
+    const pkg = claim2.package;
+    const family = pkg && cudaFamily(pkg.name);
+    if (!pkg?.pulledInBy || !family || claim2.kind === "implied") continue;
+    const withinMajor = claimCuda(claim2).split(".")[0] === claimCuda(target).split(".")[0];
+    const siblings = unit.claims.filter(
+      (other) => other !== target && other.kind !== "implied" && other.package !== void 0 && other.package.name !== pkg.name && cudaFamily(other.package.name) === family && (!withinMajor || other.precision === "minor") && compareClaims(other, target) === "same"
+    );
+    const meta3 = pkg.pulledInBy.find((name) => siblings.some((sibling) => sibling.package.pulledInBy?.includes(name)));
+    if (meta3 === void 0) continue;
     let group = groups.get(meta3);
-    if (!group) {
-      const withinMajor = claimCuda(claim2).split(".")[0] === claimCuda(target).split(".")[0];
-      const matching = unit.claims.filter(
-        (other) => other !== target && other.package?.pulledInBy?.includes(meta3) && other.kind !== "implied" && (!withinMajor || other.precision === "minor") && compareClaims(other, target) === "same"
-      );
-      if (matching.length === 0) continue;
-      groups.set(meta3, group = { meta: meta3, claims: [], matching });
-    }
+    if (!group) groups.set(meta3, group = { meta: meta3, claims: [], matching: [] });
     group.claims.push(claim2);
+    for (const sibling of siblings)
+      if (sibling.package.pulledInBy?.includes(meta3) && !group.matching.includes(sibling))
+        group.matching.push(sibling);
   }
   return groups;
+}
+function cudaFamily(name) {
+  const family = name.replace(/[-_]cu(?:da)?\d+x?(?=$|[-_])/, "");
+  return family === name ? void 0 : family;
 }
 function reportMetaPackage(unit, group, target, report) {
   const first = group.claims[0];

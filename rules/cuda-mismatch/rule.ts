@@ -129,8 +129,10 @@ interface MetaGroup {
 }
 
 /**
- * Mismatching builds that a lock says only one direct dependency pulls in (`pulledInBy`), grouped by it, where that
- * dependency also pulls in a build whose CUDA is the target's: a meta-package with one build per CUDA major.
+ * Mismatching builds that have a sibling for the target's CUDA, the same package built for another major (`nixl-cu12`
+ * beside `nixl-cu13`, `nvidia-cutlass-dsl-libs-cu12` beside `-cu13`), which a direct dependency the lock names pulls in
+ * with them (`pulledInBy`): a meta-package with one build per CUDA major, grouped by that dependency. A build with no
+ * such sibling (`cuda-python` 13 beside a CUDA 12 torch, whatever else its puller brings) is a mismatch of its own.
  */
 function byMetaPackage(
   unit: Unit,
@@ -139,29 +141,42 @@ function byMetaPackage(
 ): Map<string, MetaGroup> {
   const groups = new Map<string, MetaGroup>();
   for (const { claim } of mismatches) {
-    const through = claim.package?.pulledInBy;
-    if (through?.length !== 1) continue;
-    const meta = through[0]!;
+    const pkg = claim.package;
+    const family = pkg && cudaFamily(pkg.name);
+    if (!pkg?.pulledInBy || !family || claim.kind === 'implied') continue;
+    // Builds that match the target as precisely as this one misses it: for a miss within the major (12.6 under
+    // 12.9), a `-cu12` package whose minor is not known matches nothing (NeMo-RL's uv.lock: torch 2.7.0's cublas
+    // 12.6.4.1 is no CUDA 12.9 build).
+    const withinMajor = claimCuda(claim).split('.')[0] === claimCuda(target).split('.')[0];
+    const siblings = unit.claims.filter(
+      (other) =>
+        other !== target &&
+        other.kind !== 'implied' &&
+        other.package !== undefined &&
+        other.package.name !== pkg.name &&
+        cudaFamily(other.package.name) === family &&
+        (!withinMajor || other.precision === 'minor') &&
+        compareClaims(other, target) === 'same',
+    );
+    const meta = pkg.pulledInBy.find((name) => siblings.some((sibling) => sibling.package!.pulledInBy?.includes(name)));
+    if (meta === undefined) continue;
     let group = groups.get(meta);
-    if (!group) {
-      // Builds that match the target as precisely as this one misses it: for a miss within the major (12.6 under
-      // 12.9), a `-cu12` package whose minor is not known matches nothing (NeMo-RL's uv.lock: torch 2.7.0's cublas
-      // 12.6.4.1 is no CUDA 12.9 build).
-      const withinMajor = claimCuda(claim).split('.')[0] === claimCuda(target).split('.')[0];
-      const matching = unit.claims.filter(
-        (other) =>
-          other !== target &&
-          other.package?.pulledInBy?.includes(meta) &&
-          other.kind !== 'implied' &&
-          (!withinMajor || other.precision === 'minor') &&
-          compareClaims(other, target) === 'same',
-      );
-      if (matching.length === 0) continue;
-      groups.set(meta, (group = { meta, claims: [], matching }));
-    }
+    if (!group) groups.set(meta, (group = { meta, claims: [], matching: [] }));
     group.claims.push(claim);
+    for (const sibling of siblings)
+      if (sibling.package!.pulledInBy?.includes(meta) && !group.matching.includes(sibling))
+        group.matching.push(sibling);
   }
   return groups;
+}
+
+/**
+ * A package name without the CUDA major it is built for (`nixl-cu12` → `nixl`, `cupy-cuda12x` → `cupy`,
+ * `jax-cuda12-plugin` → `jax-plugin`), or undefined where the name says none.
+ */
+function cudaFamily(name: string): string | undefined {
+  const family = name.replace(/[-_]cu(?:da)?\d+x?(?=$|[-_])/, '');
+  return family === name ? undefined : family;
 }
 
 function reportMetaPackage(unit: Unit, group: MetaGroup, target: CudaClaim, report: Reporter<MessageId>): void {
