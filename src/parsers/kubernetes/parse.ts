@@ -449,8 +449,8 @@ class Reader {
       return;
     }
     // spark-operator's SparkApplication (sparkoperator.k8s.io/v1beta2): the driver and the executors run `spec.image`
-    // (or their own `image`), and ask for GPUs by `gpu: {name: nvidia.com/gpu, quantity}` (kubeflow.org/docs/components/
-    // spark-operator/user-guide/writing-sparkapplication/, "Requesting GPU Resources").
+    // (or their own `image`), and ask for GPUs by `gpu: {name: nvidia.com/gpu, quantity}`
+    // (kubeflow.org/docs/components/spark-operator/user-guide/writing-sparkapplication/, "Requesting GPU Resources").
     if (node.get('sparkVersion', true) !== undefined && this.text(node.get('image', true) as Node | undefined)) {
       for (const role of ['driver', 'executor']) {
         const pod = this.map(node, role);
