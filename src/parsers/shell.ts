@@ -105,10 +105,7 @@ export function splitCommands(script: Mapped, resolve: Resolver): Command[] {
  * splitCommands, and for each command whether it runs inside an `if`, `case` or loop of the script (`then pip install
  * …`): on some of the script's paths only. A command keeps the reserved word it follows (`then`, `else`, `do`).
  */
-export function readCommands(
-  script: Mapped,
-  resolve: Resolver,
-): Pick<SplitScript, 'commands' | 'inBlock' | 'holding'> {
+export function readCommands(script: Mapped, resolve: Resolver): Pick<SplitScript, 'commands' | 'inBlock' | 'holding'> {
   const { commands, inBlock, holding } = splitScript(script, resolve);
   return { commands, inBlock, holding };
 }
@@ -397,7 +394,10 @@ function holdingCondition(condition: readonly Word[], where: Surroundings): stri
   else if (words[0] === '[[' && words.at(-1) === ']]') holds = testHolds(words.slice(1, -1), true);
   else if (words[0] === 'test') holds = testHolds(words.slice(1), false);
   if (holds === undefined || holds === negated) return undefined;
-  const written = where.text.slice(where.start, where.end).replace(/^\s*(?:(?:then|else|do)\s+)?if\s+/, '').trim();
+  const written = where.text
+    .slice(where.start, where.end)
+    .replace(/^\s*(?:(?:then|else|do)\s+)?if\s+/, '')
+    .trim();
   return written.length > 60 ? `${written.slice(0, 57)}...` : written;
 }
 

@@ -19,4 +19,3 @@ export function utf16Encoding(bytes: Uint8Array): 'utf-16le' | 'utf-16be' | unde
   if (bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
   return undefined;
 }
-

@@ -203,7 +203,9 @@ describe('Dockerfile parser', () => {
     );
     const contextOf = (name: string) => file.contexts[file.packages.find((pkg) => pkg.name === name)!.context!]!;
     const held = Object.fromEntries(
-      'abcdefghijklm'.split('').map((name) => [name, contextOf(name).mayNotRun ? 'may not run' : contextOf(name).holds]),
+      'abcdefghijklm'
+        .split('')
+        .map((name) => [name, contextOf(name).mayNotRun ? 'may not run' : contextOf(name).holds]),
     );
     expect(held).toEqual({
       a: '[ "$FLASH" = "true" ]',
