@@ -427,6 +427,9 @@ export function imageWithoutCuda(image: ImageFact, kb: KnowledgeBase): string | 
   const tool = image.tag !== undefined ? kb.toolImage(name, image.tag) : undefined;
   if (tool?.cuda === 'none')
     return `a package-manager image on a plain OS, with no CUDA of its own (${tool.record.source[0]})`;
+  const cpu = image.tag !== undefined ? kb.cpuImage(name, image.tag) : undefined;
+  if (cpu)
+    return `its CPU image: a tag without -gpu or -cuXY aliases -cpu, built on Ubuntu with no CUDA of its own (${cpu.source[0]!.split(' ')[0]})`;
   const lookup = kb.imageLookup(image);
   if (lookup?.state === 'read' && !configCuda(lookup.config))
     return `its config on ${lookup.registry} (${lookup.digest}) sets no CUDA_VERSION, so no CUDA of NVIDIA's images is in it`;

@@ -814,7 +814,7 @@ export class KnowledgeBase {
   vendorImage(name: string, tag: string): VendorCuda | undefined {
     return this.cached('vendorImage', `${name}:${tag}`, () => {
       const groups = this.data.images.vendor.filter((group) => group.name === name);
-      for (const wanted of [tag, tag.replace(/-(?:x86_64|aarch64|amd64|arm64)$/, '')]) {
+      for (const wanted of [tag, tag.replace(/-(?:x86_64|aarch64|amd64|arm64)(?=-|$)/, '')]) {
         const group = groups.find((candidate) => Object.hasOwn(candidate.tags, wanted));
         if (group) return { cuda: group.tags[wanted]!, record: group };
       }
@@ -825,6 +825,16 @@ export class KnowledgeBase {
       if (!digits) return undefined;
       return { cuda: `${Number(digits.slice(0, -1))}.${digits.slice(-1)}`, record: grammar };
     });
+  }
+
+  /**
+   * The record that says an image's tag is its CPU image, with no CUDA: a tag of a `cpuByDefault` name with `-cpu`, or
+   * with no platform part at all (`rayproject/ray:2.46.0`, `2.46.0-py311`; not `-gpu` or `-cu124`).
+   */
+  cpuImage(name: string, tag: string): Sourced | undefined {
+    const record = this.data.images.cpuByDefault;
+    if (!record.names.includes(name)) return undefined;
+    return tag.split('-').some((part) => part === 'gpu' || /^cu\d+$/.test(part)) ? undefined : record;
   }
 
   /** The record that says a Docker Hub name is a Docker Official Image (which ships no CUDA), if it is one. */

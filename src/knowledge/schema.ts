@@ -246,6 +246,11 @@ export const Images = z.strictObject({
   vendor: z.array(VendorImage),
   /** Images whose tags name their CUDA as a `-cuXY` part (Ray's `2.40.0-py310-cu121`). */
   cudaTagSuffix: z.strictObject({ names: z.array(z.string()), ...sourced }),
+  /**
+   * Images whose tags without a platform part (`-cpu`, `-gpu`, `-cuXY`) alias the CPU image, on a plain OS with no
+   * CUDA (Ray's `2.46.0`, `2.46.0-py311`, which are `-cpu`).
+   */
+  cpuByDefault: z.strictObject({ names: z.array(z.string()), ...sourced }),
   /** Docker Official Images (a selection): none ships CUDA. */
   officialImages: z.strictObject({ names: z.array(z.string()), ...sourced }),
   /** Package-manager images on a plain OS: no CUDA, unless the tag names an nvidia/cuda-based variant. */

@@ -293,6 +293,18 @@ describe('images', () => {
     expect(kb.ngcTags('nvidia/pytorch')).toContain('24.05-py3');
   });
 
+  it("tells Ray's CPU images by their tags, and vendor tags with the architecture before the CUDA", () => {
+    // ray docker/README.md: "Images without a "-cpu" or "-gpu" tag … are just an alias for -cpu".
+    for (const tag of ['2.46.0', '2.46.0-py311', '2.46.0-py311-cpu', 'latest', 'nightly-py310-cpu-aarch64'])
+      expect(kb.cpuImage('rayproject/ray', tag), tag).toBeDefined();
+    for (const tag of ['2.46.0-gpu', '2.46.0-py311-cu124', '2.40.0-py310-cu121-aarch64'])
+      expect(kb.cpuImage('rayproject/ray', tag), tag).toBeUndefined();
+    // ray-ml's tag without suffix is its GPU image.
+    expect(kb.cpuImage('rayproject/ray-ml', '2.9.0')).toBeUndefined();
+    expect(kb.vendorImage('vllm/vllm-openai', 'v0.15.0-x86_64-cu130')?.cuda).toBe('13.0.1');
+    expect(kb.vendorImage('vllm/vllm-openai', 'v0.15.0-cu130-x86_64')?.cuda).toBe('13.0.1');
+  });
+
   it('keeps NGC rows that agree with what their tags say', () => {
     const rows = loadData().images.ngc;
     for (const row of rows) {
