@@ -40927,7 +40927,7 @@ function templateNotChecked(sink, body, start, text2) {
   );
 }
 function writesNothing(body) {
-  const rest = body.replace(/\{\{-?\s*\/\*[\s\S]*?\*\/\s*-?\}\}/g, "").replace(/\{\{-?\s*(?:if|else|end|with|range|define|block)\b[^}]*\}\}/g, "").replace(/\{\{-?\s*\$[\w]*\s*:?=[^}]*\}\}/g, "").replace(/^[ \t]*#.*$/gm, "").replace(/^---[ \t]*$/gm, "");
+  const rest = body.replace(/\{\{-?\s*\/\*[\s\S]*?\*\/\s*-?\}\}/g, "").replace(/\{\{-?\s*(?:if|else|end|with|range|define|block|fail)\b[^}]*\}\}/g, "").replace(/\{\{-?\s*\$[\w]*\s*:?=[^}]*\}\}/g, "").replace(/^[ \t]*#.*$/gm, "").replace(/^---[ \t]*$/gm, "");
   return rest.trim() === "";
 }
 var NO_PODS = /* @__PURE__ */ new Set([

@@ -229,13 +229,13 @@ function templateNotChecked(sink: FactSink, body: string, start: number, text: s
 
 /**
  * Whether a template's document is only comments, blank lines and actions that write no text: a comment, control
- * flow (`if`, `else`, `end`, `with`, `range`, `define`) or a variable's assignment. One that writes anything (a
+ * flow (`if`, `else`, `end`, `with`, `range`, `define`, `fail`) or a variable's assignment. One that writes anything (a
  * key, `{{ include … }}`, `{{ toYaml … }}`) may render an object.
  */
 function writesNothing(body: string): boolean {
   const rest = body
     .replace(/\{\{-?\s*\/\*[\s\S]*?\*\/\s*-?\}\}/g, '')
-    .replace(/\{\{-?\s*(?:if|else|end|with|range|define|block)\b[^}]*\}\}/g, '')
+    .replace(/\{\{-?\s*(?:if|else|end|with|range|define|block|fail)\b[^}]*\}\}/g, '')
     .replace(/\{\{-?\s*\$[\w]*\s*:?=[^}]*\}\}/g, '')
     .replace(/^[ \t]*#.*$/gm, '')
     .replace(/^---[ \t]*$/gm, '');
