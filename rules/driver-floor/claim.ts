@@ -4,7 +4,7 @@
  */
 import { claimCuda, originRelated, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
-import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
+import { cite, isUnverified, type DriverNeed, type KnowledgeBase } from '../../src/knowledge/index.js';
 import type { Draft, Reporter } from '../../src/rule.js';
 import { cudaMajor } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
@@ -60,9 +60,9 @@ export function checkClaim(
   const forwardCompat = forward.allowed;
   const major = cudaMajor(claim.cuda);
   const floor = kb.driverFloor(major);
-  if (!floor) return false;
   const cuda = claimCuda(claim);
   const need = claim.precision === 'minor' ? kb.minDriver(claim.cuda) : undefined;
+  if (!floor) return need ? checkBeforeCompat(claim, need, fleet, report) : false;
   // Its own row: full support (CUDA 11.0.3 on 450.51.06).
   if (need && compareDotted(fleet, need.linux) >= 0) return false;
   const unverified = isUnverified(floor) || isUnverified(claim.record) || isUnverified(need?.row);
@@ -182,6 +182,29 @@ export function imageSource(claim: CudaClaim): string {
 }
 
 /** The driver table row a release's need comes from: `12.4 Update 1`, or `…, nearest published row`. */
+/**
+ * A CUDA release before 11.0, which has no minor-version compatibility (NVIDIA's CUDA Compatibility guide: it starts
+ * with CUDA 11) and no forward-compatibility package for today's drivers: it runs from its own Table 3 row only.
+ */
+function checkBeforeCompat(claim: CudaClaim, need: DriverNeed, fleet: string, report: Reporter<MessageId>): boolean {
+  if (compareDotted(fleet, need.linux) >= 0) return false;
+  report({
+    messageId: 'beforeCompat',
+    data: {
+      subject: claim.subject,
+      cuda: claimCuda(claim),
+      needed: need.linux,
+      fleet,
+      row: rowLabel(need),
+      sources: `${imageSource(claim)}${cite(need.row)}; ${MVC}`,
+    },
+    file: claim.file,
+    span: claim.span,
+    unverified: isUnverified(claim.record) || isUnverified(need.row),
+  });
+  return true;
+}
+
 export function rowLabel(need: { readonly row: { readonly label: string }; readonly exactRow: boolean }): string {
   return `${need.row.label}${need.exactRow ? '' : ', nearest published row'}`;
 }

@@ -9,6 +9,8 @@ export const HELPS = {
     'NVIDIA supports {{package}} on R{{branches}} drivers, and NVIDIA\'s images ship it, but only on data-center GPUs on Linux ("Forward Compatibility is applicable only for systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards"). On other GPUs the container fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE.{{fleetNote}} Sources: {{sources}}',
   release:
     'CUDA {{cuda}} code needs at least the driver it was released with ({{needed}}, CUDA {{row}}): older drivers fail CUDA initialisation with "driver version is insufficient for CUDA runtime version". {{floor}} is needed only for later CUDA {{major}}.x releases.{{compatNote}} Sources: {{sources}}',
+  beforeCompat:
+    'Before CUDA 11 there is no minor-version compatibility: CUDA {{cuda}} code needs at least the driver of its own release ({{needed}}, CUDA {{row}}), and older drivers fail CUDA initialisation with "driver version is insufficient for CUDA runtime version". Upgrade the fleet driver or use an image of a CUDA it supports. Sources: {{sources}}',
   major:
     'A driver older than {{floor}} runs no CUDA {{major}}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".{{compatNote}} Upgrade the fleet driver or stay on CUDA {{previous}}.x. Sources: {{sources}}',
   noPool: PER_POOL,
@@ -36,6 +38,7 @@ export const HELPS = {
 export const MESSAGES = {
   major: '{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}',
   release: '{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}',
+  beforeCompat: '{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}',
   forwardCompat:
     "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
   minor:
