@@ -47136,7 +47136,7 @@ function finishUnit(parts, kb) {
     files.flatMap((file2) => unitPackages(file2)),
     parts.pythons
   );
-  const kept = stage !== void 0 ? keptTorch(root, stage, files, unitPackages, invocationOf) : void 0;
+  const kept = stage !== void 0 ? keptTorch(root, stage, files, unitPackages, invocationOf, kb) : void 0;
   const pinned = exactPins(files, unitPackages, kb);
   let pythons;
   let notInstalled;
@@ -47208,7 +47208,7 @@ function finishUnit(parts, kb) {
   const target = chooseTarget(claims);
   return { label, root, stage, files, claims, target, packages, invocations };
 }
-function keptTorch(root, stage, files, packagesOf, invocationOf) {
+function keptTorch(root, stage, files, packagesOf, invocationOf, kb) {
   const rootContext = /* @__PURE__ */ new Map();
   const command = (file2, pkg) => {
     const context = file2.contexts[pkg.context];
@@ -47237,9 +47237,30 @@ function keptTorch(root, stage, files, packagesOf, invocationOf) {
   let firstUnpinned = Infinity;
   for (const { pkg, at } of installs)
     if (!pkg.exact && !pkg.url) firstUnpinned = Math.min(firstUnpinned, at.span.start);
+  const shipped = shippedTorch(root, stage, kb);
   const kept = /* @__PURE__ */ new Set();
-  for (const { pkg, at } of candidates) if (Math.min(firstUnread, firstUnpinned) < at.span.start) kept.add(pkg);
+  for (const { pkg, at } of candidates)
+    if (Math.min(firstUnread, firstUnpinned) < at.span.start || shipped !== void 0 && admitsInstalled(pkg.specifier, shipped))
+      kept.add(pkg);
   return kept;
+}
+function shippedTorch(root, stage, kb) {
+  const base = StageTree.of(root).root(stage);
+  const image = root.images.find((candidate) => candidate.stage === base && candidate.fromStage === void 0);
+  if (!image?.tag || image.unresolved) return void 0;
+  if (image.registry === "nvcr.io" && image.repository === "nvidia/pytorch")
+    return kb.ngcPytorch(image.tag)?.torch ?? kb.ngcImage(image.repository, image.tag)?.frameworks?.pytorch;
+  if (image.registry === "nvcr.io") return kb.ngcImage(image.repository, image.tag)?.frameworks?.pytorch;
+  if (!image.registry && image.repository === "pytorch/pytorch") return kb.pytorchImageTag(image.tag)?.torch;
+  return void 0;
+}
+function admitsInstalled(specifier, version2) {
+  if (specifier.trim() === "") return true;
+  try {
+    return (0, import_pep4404.satisfies)(version2.replace(/\+.*$/, ""), specifier.replace(/\s+/g, ""), { prereleases: true });
+  } catch {
+    return false;
+  }
 }
 function readsUnread(invocation) {
   let includes = 0;

@@ -594,7 +594,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       files.flatMap((file) => unitPackages(file)),
       parts.pythons,
     ));
-  const kept = stage !== undefined ? keptTorch(root, stage, files, unitPackages, invocationOf) : undefined;
+  const kept = stage !== undefined ? keptTorch(root, stage, files, unitPackages, invocationOf, kb) : undefined;
   const pinned = exactPins(files, unitPackages, kb);
   let pythons: readonly string[] | undefined;
   let notInstalled: Set<PackageFact> | undefined;
@@ -710,6 +710,7 @@ function keptTorch(
   files: readonly ParsedFile[],
   packagesOf: (file: ParsedFile) => readonly PackageFact[],
   invocationOf: ReadonlyMap<InstallContext, Invocation>,
+  kb: KnowledgeBase,
 ): ReadonlySet<PackageFact> | undefined {
   /** Where in the Dockerfile the command that installs a package is, and that command's context. */
   const rootContext = new Map<Invocation, InstallContext | undefined>();
@@ -745,9 +746,42 @@ function keptTorch(
   let firstUnpinned = Infinity;
   for (const { pkg, at } of installs)
     if (!pkg.exact && !pkg.url) firstUnpinned = Math.min(firstUnpinned, at.span.start);
+  // The torch the base image ships (NGC's PyTorch containers, pytorch/pytorch): pip keeps it where the range admits
+  // it ("Requirement already satisfied"; a pre-release already installed counts, PEP 440), and installs none.
+  const shipped = shippedTorch(root, stage, kb);
   const kept = new Set<PackageFact>();
-  for (const { pkg, at } of candidates) if (Math.min(firstUnread, firstUnpinned) < at.span.start) kept.add(pkg);
+  for (const { pkg, at } of candidates)
+    if (
+      Math.min(firstUnread, firstUnpinned) < at.span.start ||
+      (shipped !== undefined && admitsInstalled(pkg.specifier, shipped))
+    )
+      kept.add(pkg);
   return kept;
+}
+
+/**
+ * The torch a stage's base image ships, where the knowledge records it: an NGC PyTorch container's
+ * (`2.4.0a0+07cecf4168` in 24.05-py3), an NGC row's frameworks, pytorch/pytorch's tag (`2.3.0-cuda12.1-…`).
+ */
+function shippedTorch(root: ParsedFile, stage: number, kb: KnowledgeBase): string | undefined {
+  const base = StageTree.of(root).root(stage);
+  const image = root.images.find((candidate) => candidate.stage === base && candidate.fromStage === undefined);
+  if (!image?.tag || image.unresolved) return undefined;
+  if (image.registry === 'nvcr.io' && image.repository === 'nvidia/pytorch')
+    return kb.ngcPytorch(image.tag)?.torch ?? kb.ngcImage(image.repository, image.tag)?.frameworks?.pytorch;
+  if (image.registry === 'nvcr.io') return kb.ngcImage(image.repository, image.tag)?.frameworks?.pytorch;
+  if (!image.registry && image.repository === 'pytorch/pytorch') return kb.pytorchImageTag(image.tag)?.torch;
+  return undefined;
+}
+
+/** Whether a requirement is met by a version already installed: a pre-release installed counts (PEP 440). */
+function admitsInstalled(specifier: string, version: string): boolean {
+  if (specifier.trim() === '') return true;
+  try {
+    return satisfies(version.replace(/\+.*$/, ''), specifier.replace(/\s+/g, ''), { prereleases: true });
+  } catch {
+    return false;
+  }
 }
 
 /**
