@@ -45313,8 +45313,12 @@ function isPytorchIndex(url2) {
   return /^https?:\/\/download(?:-r2)?\.pytorch\.org\/whl\b/i.test(url2);
 }
 function isPypiIndex(url2) {
-  return /^https?:\/\/(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org)(?:[/:?#]|$)/i.test(url2);
+  return /^https?:\/\/(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org)(?:[/:?#]|$)/i.test(url2) || PYPI_MIRROR.test(url2);
 }
+var PYPI_MIRROR = new RegExp(
+  String.raw`^https?:\/\/(?:pypi\.tuna\.tsinghua\.edu\.cn|mirrors\.tuna\.tsinghua\.edu\.cn\/pypi|` + String.raw`mirrors\.bfsu\.edu\.cn\/pypi|pypi\.mirrors\.ustc\.edu\.cn|mirrors\.ustc\.edu\.cn\/pypi|mirror\.sjtu\.edu\.cn\/pypi|` + String.raw`mirrors\.sustech\.edu\.cn\/pypi|mirrors\.aliyun\.com\/pypi|mirrors\.cloud\.tencent\.com\/pypi|` + String.raw`repo\.huaweicloud\.com\/repository\/pypi|mirrors\.163\.com\/pypi|pypi\.douban(?:io)?\.com|` + String.raw`mirror\.baidu\.com\/pypi)(?:[/:?#]|$)`,
+  "i"
+);
 function pytorchIndexChannel(url2) {
   if (/\/whl\/nightly\b/i.test(url2)) return "nightly";
   if (/\/whl\/test\b/i.test(url2)) return "test";
@@ -48006,7 +48010,8 @@ var MESSAGES4 = {
   condaSolve: "{{subject}} is a package of CUDA {{found}}, but {{target}} is one of CUDA {{expected}}: conda cannot solve the environment",
   newestTorch: "{{subject}} installs the newest torch it admits, today {{newest}}, a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}",
   newestToolkit: "{{subject}} installs the newest CUDA in NVIDIA's repository, today {{newest}}, but {{target}} sets CUDA {{expected}}",
-  pypiOtherMachine: "{{subject}} installs PyPI's build for {{machine}}, whose CUDA is not known here, so it is not compared with {{target}} (CUDA {{expected}})"
+  pypiOtherMachine: "{{subject}} installs PyPI's build for {{machine}}, whose CUDA is not known here, so it is not compared with {{target}} (CUDA {{expected}})",
+  unknownIndex: "{{subject}} comes from {{index}}, an index whose builds are not known here, so it is not compared with {{target}} (CUDA {{expected}})"
 };
 var rule_default4 = defineRule({
   id: "cuda-mismatch",
@@ -48027,6 +48032,7 @@ var rule_default4 = defineRule({
     condaSolve: `Each package of NVIDIA's CUDA packaging (cuda, cuda-toolkit, cuda-nvcc, cuda-cccl, \u2026) depends on the cuda-version of its own CUDA release, so packages of CUDA {{found}} and CUDA {{expected}} exclude each other and the solver fails. Pin every CUDA package to one release (or pin only cuda-version={{expected}} and leave the others unpinned).{{evidence}} Source: ${CUDA_FEEDSTOCK}`,
     newestTorch: "pip takes the newest release a requirement admits that supports the Python at hand, and the PyPI build of today's is for CUDA {{found}}; the pick moves as releases appear, so the build changes with the day of the build. {{pin}}{{evidence}}",
     newestToolkit: `NVIDIA's cuda-toolkit (and cuda) meta-package "handles upgrading to the latest version of CUDA when it's released" (CUDA 12.1 release notes, "New meta-packages for Linux installation"): it installs the newest CUDA the repository has, not the image's, and the pick moves as releases appear. Install the toolkit of the image's CUDA by its versioned name (cuda-toolkit-X-Y).{{evidence}}`,
+    unknownIndex: "Only PyTorch's own indexes, PyPI and PyPI's public mirrors say which CUDA a torch build is for; another index (a private one, a proxy) may serve any build under this version. Name the build (torch==X+cuYYY with PyTorch's index for that CUDA) to have it checked, or check the index's files by hand.",
     pypiOtherMachine: "The knowledge base records which CUDA PyPI's torch wheels are built for on Linux x86_64 only. Pin the build from a PyTorch index (torch==X+cuYYY with --index-url https://download.pytorch.org/whl/cuYYY, which serves aarch64 wheels too) to have it checked.{{evidence}}",
     metaPackage: "{{meta}} depends on a build for each CUDA major, so all of them are installed; the one for CUDA {{expected}} matches, and the others ({{others}}) are installed beside it without being the build that is loaded for this CUDA. Nothing to fix unless their size or their runtime libraries matter: then install {{matching}} without {{meta}} (or exclude {{others}}, e.g. with uv's override-dependencies). Source: the dependencies the lock records for {{meta}}."
   },
@@ -48218,6 +48224,22 @@ function condaForgeOnly(file2) {
 }
 function reportUnknownBuilds(unit, target, report) {
   for (const { pkg, file: file2, build } of unit.packages) {
+    const index = build?.source === "index-url" && !build.cpu && build.cuda === void 0 && /^https?:\/\/[^$\s]+$/.test(build.index?.url ?? "") ? build.index : void 0;
+    if (index && !build.missing && !isPytorchIndex(index.url) && !isPypiIndex(index.url) && !cudaFromUrl(index.url)) {
+      report({
+        messageId: "unknownIndex",
+        data: {
+          subject: withAlternative(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
+          index: index.url,
+          target: target.subject,
+          expected: claimCuda(target)
+        },
+        file: file2,
+        span: pkg.span,
+        severity: "notice"
+      });
+      continue;
+    }
     if (!build?.unknownOnMachine) continue;
     if (!mayHoldTogether(pkg.markers, target.package?.markers)) continue;
     report({

@@ -10,7 +10,7 @@ import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nea
 import { releaseFor } from '../../src/analysis/torch-build.js';
 import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
 import type { IndexFact, PackageFact, ParsedFile } from '../../src/parsers/facts.js';
-import { isPypiIndex, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
+import { cudaFromUrl, isPypiIndex, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
 import { mayHoldTogether } from '../../src/parsers/markers.js';
 import type { Fix, TextEdit } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../../src/knowledge/index.js';
@@ -58,6 +58,8 @@ const MESSAGES = {
     "{{subject}} installs the newest CUDA in NVIDIA's repository, today {{newest}}, but {{target}} sets CUDA {{expected}}",
   pypiOtherMachine:
     "{{subject}} installs PyPI's build for {{machine}}, whose CUDA is not known here, so it is not compared with {{target}} (CUDA {{expected}})",
+  unknownIndex:
+    '{{subject}} comes from {{index}}, an index whose builds are not known here, so it is not compared with {{target}} (CUDA {{expected}})',
 };
 type MessageId = keyof typeof MESSAGES;
 
@@ -82,6 +84,8 @@ export default defineRule({
       "pip takes the newest release a requirement admits that supports the Python at hand, and the PyPI build of today's is for CUDA {{found}}; the pick moves as releases appear, so the build changes with the day of the build. {{pin}}{{evidence}}",
     newestToolkit:
       'NVIDIA\'s cuda-toolkit (and cuda) meta-package "handles upgrading to the latest version of CUDA when it\'s released" (CUDA 12.1 release notes, "New meta-packages for Linux installation"): it installs the newest CUDA the repository has, not the image\'s, and the pick moves as releases appear. Install the toolkit of the image\'s CUDA by its versioned name (cuda-toolkit-X-Y).{{evidence}}',
+    unknownIndex:
+      "Only PyTorch's own indexes, PyPI and PyPI's public mirrors say which CUDA a torch build is for; another index (a private one, a proxy) may serve any build under this version. Name the build (torch==X+cuYYY with PyTorch's index for that CUDA) to have it checked, or check the index's files by hand.",
     pypiOtherMachine:
       "The knowledge base records which CUDA PyPI's torch wheels are built for on Linux x86_64 only. Pin the build from a PyTorch index (torch==X+cuYYY with --index-url https://download.pytorch.org/whl/cuYYY, which serves aarch64 wheels too) to have it checked.{{evidence}}",
     metaPackage:
@@ -391,9 +395,35 @@ function condaForgeOnly(file: ParsedFile): boolean {
   );
 }
 
-/** PyPI's builds on a machine whose CUDA the knowledge does not record (aarch64): said at their line, never passed. */
+/**
+ * Builds whose CUDA is not known, said at their line, never passed: PyPI's on a machine the knowledge does not record
+ * (aarch64), and any from an index that is neither PyTorch's nor PyPI (nor a mirror of it).
+ */
 function reportUnknownBuilds(unit: Unit, target: CudaClaim, report: Reporter<MessageId>): void {
   for (const { pkg, file, build } of unit.packages) {
+    const index =
+      build?.source === 'index-url' &&
+      !build.cpu &&
+      build.cuda === undefined &&
+      /^https?:\/\/[^$\s]+$/.test(build.index?.url ?? '')
+        ? build.index
+        : undefined;
+    // An index whose URL names its CUDA (a mirror's `/whl/cu121`) is compared by that claim.
+    if (index && !build!.missing && !isPytorchIndex(index.url) && !isPypiIndex(index.url) && !cudaFromUrl(index.url)) {
+      report({
+        messageId: 'unknownIndex',
+        data: {
+          subject: withAlternative(file, pkg.context, `${pkg.rawName}${pkg.specifier}`),
+          index: index.url,
+          target: target.subject,
+          expected: claimCuda(target),
+        },
+        file,
+        span: pkg.span,
+        severity: 'notice',
+      });
+      continue;
+    }
     if (!build?.unknownOnMachine) continue;
     // A target never installed beside it (an extra's `torch==2.7.1+cu128; platform_machine != 'aarch64'` beside its
     // aarch64 fallback): nothing to say of the pair.

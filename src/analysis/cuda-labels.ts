@@ -59,8 +59,30 @@ export function isPytorchIndex(url: string): boolean {
  * use PEP 440 local versions"), so naming it is no other source for one.
  */
 export function isPypiIndex(url: string): boolean {
-  return /^https?:\/\/(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org)(?:[/:?#]|$)/i.test(url);
+  return (
+    /^https?:\/\/(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org)(?:[/:?#]|$)/i.test(url) ||
+    PYPI_MIRROR.test(url)
+  );
 }
+
+/**
+ * Public mirrors of PyPI, which serve PyPI's files as they are (a full copy by bandersnatch, synchronised on a
+ * schedule: packaging.python.org/en/latest/guides/index-mirrors-and-caches/), named by their own help pages: TUNA
+ * (mirrors.tuna.tsinghua.edu.cn/help/pypi/), BFSU (mirrors.bfsu.edu.cn/help/pypi/), USTC (mirrors.ustc.edu.cn/help/
+ * pypi.html), SJTU (mirror.sjtu.edu.cn/docs/pypi), SUSTech (mirrors.sustech.edu.cn/help/pypi.html), Alibaba Cloud
+ * (developer.aliyun.com/mirror/pypi), Tencent Cloud (mirrors.cloud.tencent.com/help/pypi.html), Huawei Cloud
+ * (repo.huaweicloud.com/repository/pypi), NetEase (mirrors.163.com/.help/pypi.html), Douban, Baidu. The CUDA of a
+ * build from one of them is that of the same file on PyPI (`pip install -i https://pypi.tuna.tsinghua.edu.cn/simple
+ * torch==2.4.1` is PyPI's CUDA 12.1 build).
+ */
+const PYPI_MIRROR = new RegExp(
+  String.raw`^https?:\/\/(?:pypi\.tuna\.tsinghua\.edu\.cn|mirrors\.tuna\.tsinghua\.edu\.cn\/pypi|` +
+    String.raw`mirrors\.bfsu\.edu\.cn\/pypi|pypi\.mirrors\.ustc\.edu\.cn|mirrors\.ustc\.edu\.cn\/pypi|mirror\.sjtu\.edu\.cn\/pypi|` +
+    String.raw`mirrors\.sustech\.edu\.cn\/pypi|mirrors\.aliyun\.com\/pypi|mirrors\.cloud\.tencent\.com\/pypi|` +
+    String.raw`repo\.huaweicloud\.com\/repository\/pypi|mirrors\.163\.com\/pypi|pypi\.douban(?:io)?\.com|` +
+    String.raw`mirror\.baidu\.com\/pypi)(?:[/:?#]|$)`,
+  'i',
+);
 
 /** `https://download.pytorch.org/whl/nightly/cu121` → nightly; `/whl/test/` → test. */
 export function pytorchIndexChannel(url: string): 'stable' | 'nightly' | 'test' {
