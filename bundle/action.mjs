@@ -42453,6 +42453,7 @@ function parseCondaEnvironment(path, text2) {
   const source = new SourceText(path, text2);
   const sink = new FactSink();
   sink.suppressions.push(...findSuppressions(source));
+  if (isExplicitSpec(text2)) return parseExplicitSpec(path, text2, source, sink);
   const doc = readCondaDocument(text2, source);
   for (const error62 of doc.errors) sink.problems.push(error62);
   if (doc.root === "empty") return sink.finish(path, "conda", source);
@@ -42502,14 +42503,43 @@ function stripComment(value) {
   const hash2 = /(^|\s)#/.exec(value.text);
   return (hash2 ? value.slice(0, hash2.index) : value).trim();
 }
+function isExplicitSpec(text2) {
+  return EXPLICIT.test(text2);
+}
+var EXPLICIT = /^@EXPLICIT[ \t]*\r?$/m;
+function parseExplicitSpec(path, text2, source, sink) {
+  const channels = [];
+  const context = addRequirementsContext(sink, "conda-env", { start: 0, end: text2.length }, { channels });
+  let start = 0;
+  while (start <= text2.length) {
+    const end = text2.indexOf("\n", start) < 0 ? text2.length : text2.indexOf("\n", start);
+    const line = text2.slice(start, end).replace(/\r$/, "");
+    const body = line.trim();
+    if (body !== "" && !body.startsWith("#") && !EXPLICIT.test(body)) {
+      const at = start + line.indexOf(body);
+      const fact = /^[a-z][a-z0-9+.-]*:\/\//i.test(body) ? condaPackageFromUrl(Mapped.of(body, at)) : void 0;
+      if (fact) {
+        sink.packages.push(packageFact({ ...fact, context: context.id }));
+        if (fact.channel && !channels.includes(fact.channel)) channels.push(fact.channel);
+      } else
+        sink.problems.push({
+          span: { start: at, end: at + body.length },
+          message: `an explicit spec (@EXPLICIT) lists package file URLs (\u2026/<subdir>/<name>-<version>-<build>.conda), not "${body.slice(0, 60)}"`
+        });
+    }
+    start = end + 1;
+  }
+  return sink.finish(path, "conda", source);
+}
 
 // src/parsers/conda/index.ts
+var EXPLICIT_LOCK_NAME = /(?:^|\/)conda-(?:linux|osx|win)-[a-z0-9_]+\.lock$/;
 var conda = {
   kind: "conda",
   fileName: "environment.yml",
-  matches: (name) => /(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(name) && !CONDA_LOCK_NAME.test(name),
+  matches: (name) => /(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(name) && !CONDA_LOCK_NAME.test(name) || EXPLICIT_LOCK_NAME.test(name),
   // By name, or by content in an environment folder: every YAML file may be one.
-  hookPattern: "\\.ya?ml$",
+  hookPattern: "\\.ya?ml$|(^|/)conda-(linux|osx|win)-[a-z0-9_]+\\.lock$",
   parse: parseCondaEnvironment,
   units: "file",
   besideDockerfile: ["environment.yml", "environment.yaml"],
@@ -56560,8 +56590,9 @@ function* readRepository(files, reader, follow = true, parse6 = {}) {
     const { path, kind } = queue[next];
     if (taken.get(path)) continue;
     taken.set(path, true);
-    const source = reader.read(path, kind);
-    if (!source) continue;
+    const read = reader.read(path, kind);
+    if (!read) continue;
+    const source = read.kind === "requirements" && isExplicitSpec(read.text) ? { ...read, kind: "conda" } : read;
     const parsed = parseFile(source.path, source.text, source.kind, parse6);
     const links = parsed.includes.map((include) => {
       const link = includeCandidates(parsed, include).find(

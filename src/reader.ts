@@ -8,6 +8,7 @@ import { includeCandidates } from './analysis/links.js';
 import { groupBy, positions, UnionFind } from './util/collections.js';
 import type { FileKind, ParsedFile } from './parsers/facts.js';
 import { formatByName, isLockKind } from './parsers/formats.js';
+import { isExplicitSpec } from './parsers/conda/parse.js';
 import { classifyPath, lockCompanions, parseFile, sniffKind, type ParseOptions } from './parsers/index.js';
 
 /** The longest file checked: 1 MiB, as GitHub's web editor and most tools treat larger text as generated. */
@@ -117,8 +118,12 @@ export function* readRepository(
     const { path, kind } = queue[next]!;
     if (taken.get(path)) continue;
     taken.set(path, true);
-    const source = reader.read(path, kind);
-    if (!source) continue;
+    const read = reader.read(path, kind);
+    if (!read) continue;
+    // A file a conda command installs (`micromamba create -f env.lock`) that is conda's explicit spec, whatever its
+    // name: conda packages, not pip requirements.
+    const source =
+      read.kind === 'requirements' && isExplicitSpec(read.text) ? { ...read, kind: 'conda' as const } : read;
     const parsed = parseFile(source.path, source.text, source.kind, parse);
     const links = parsed.includes.map((include) => {
       const link = includeCandidates(parsed, include).find(
