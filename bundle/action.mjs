@@ -44976,9 +44976,10 @@ var NOT_A_DOCKERFILE = /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|l
 var dockerfile = {
   kind: "dockerfile",
   fileName: "Dockerfile",
-  matches: (name) => /^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(name) && !NOT_A_DOCKERFILE.test(name) || /[._-](?:dockerfile|containerfile)$/.test(name),
-  // Dockerfile, Dockerfile.gpu, Dockerfile-cuda (not Dockerfile.md, …), cuda.Dockerfile, InternVL_Dockerfile.
-  hookPattern: `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*[._-](?:dockerfile|containerfile))$`,
+  matches: (name) => /^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(name) && !NOT_A_DOCKERFILE.test(name) || /(?:dockerfile|containerfile)$/.test(name),
+  // Dockerfile, Dockerfile.gpu, Dockerfile-cuda (not Dockerfile.md, …), cuda.Dockerfile, InternVL_Dockerfile,
+  // GPUDockerfile.
+  hookPattern: `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*(?:dockerfile|containerfile))$`,
   parse: parseDockerfile,
   units: "stages",
   indexes: "options"

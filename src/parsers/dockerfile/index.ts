@@ -12,16 +12,18 @@ export const NOT_A_DOCKERFILE =
 /**
  * Dockerfiles, as Renovate and hadolint match them: `Dockerfile`, `Dockerfile.gpu`, `Dockerfile-cuda`,
  * `Dockerfile_dev`, `cuda.Dockerfile`, `backend.dockerfile`, and the same with `Containerfile`; and names that end in
- * `_Dockerfile` or `-Dockerfile` (lmdeploy's `docker/InternVL_Dockerfile`).
+ * `_Dockerfile` or `-Dockerfile` (lmdeploy's `docker/InternVL_Dockerfile`) or in `Dockerfile` alone (IOPaint's
+ * `docker/GPUDockerfile`, built with `docker build -f docker/GPUDockerfile`).
  */
 export const dockerfile: FileFormat = {
   kind: 'dockerfile',
   fileName: 'Dockerfile',
   matches: (name) =>
     (/^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(name) && !NOT_A_DOCKERFILE.test(name)) ||
-    /[._-](?:dockerfile|containerfile)$/.test(name),
-  // Dockerfile, Dockerfile.gpu, Dockerfile-cuda (not Dockerfile.md, …), cuda.Dockerfile, InternVL_Dockerfile.
-  hookPattern: `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*[._-](?:dockerfile|containerfile))$`,
+    /(?:dockerfile|containerfile)$/.test(name),
+  // Dockerfile, Dockerfile.gpu, Dockerfile-cuda (not Dockerfile.md, …), cuda.Dockerfile, InternVL_Dockerfile,
+  // GPUDockerfile.
+  hookPattern: `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*(?:dockerfile|containerfile))$`,
   parse: parseDockerfile,
   units: 'stages',
   indexes: 'options',
