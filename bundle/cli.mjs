@@ -40448,6 +40448,11 @@ function parseDockerfile(path, text2) {
           const parent = sink.images.at(-1)?.fromStage;
           stageEnvs[stage] = new StageEnv(parent === void 0 ? void 0 : stageEnvs[parent]);
           pipEnvs[stage] = new PipEnv(parent === void 0 ? void 0 : pipEnvs[parent]);
+          const fromImage = parent === void 0 ? imageCudaVersion(sink.images.at(-1)) : void 0;
+          if (fromImage) {
+            stageScope.set("CUDA_VERSION", fromImage);
+            stageEnvs[stage].define("CUDA_VERSION", fromImage);
+          }
           sink.stages.push({ index: stage, span, ...name ? { name } : {} });
           break;
         }
@@ -40491,6 +40496,14 @@ function parseDockerfile(path, text2) {
   };
   sink.suppressions.push(...findSuppressions(source, statementEnd));
   return sink.finish(path, "dockerfile", source);
+}
+function imageCudaVersion(image) {
+  if (!image?.tag || image.unresolved || image.repository !== "nvidia/cuda") return void 0;
+  if (image.registry !== void 0 && image.registry !== "docker.io" && image.registry !== "nvcr.io") return void 0;
+  const version2 = /^(\d+\.\d+\.\d+)-/.exec(image.tag)?.[1];
+  if (!version2) return void 0;
+  const span = image.tagMap?.origin(0, version2.length) ?? image.tagSpan ?? image.span;
+  return { value: Mapped.of(version2, span.start), defined: span };
 }
 function resolverFor(scope, globals, inherited) {
   return (name) => {

@@ -179,6 +179,25 @@ describe('Dockerfile parser', () => {
     expect(file.indexes.map((index) => index.url)).toEqual(['https://download.pytorch.org/whl/cpu']);
   });
 
+  it("knows the CUDA_VERSION an nvidia/cuda image sets, where the Dockerfile does not set its own", () => {
+    // google-deepmind/alphafold docker/Dockerfile: `conda install --channel nvidia cuda=${CUDA_VERSION}`.
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'ARG CUDA=12.2.2',
+        'FROM nvidia/cuda:${CUDA}-cudnn8-runtime-ubuntu20.04',
+        'RUN conda install -y --channel nvidia cuda=${CUDA_VERSION}',
+        'FROM python:3.11 AS other',
+        'RUN conda install -y --channel nvidia cuda=${CUDA_VERSION}',
+        '',
+      ].join('\n'),
+    );
+    expect(file.packages.map((pkg) => [pkg.name, pkg.specifier])).toEqual([['cuda', '=12.2.2']]);
+    expect(file.unresolved.map((fact) => fact.reason)).toEqual([
+      '$CUDA_VERSION is not defined by an ARG or ENV in this build stage',
+    ]);
+  });
+
   it("reads the branch of an if that the Dockerfile's own values make true as running, naming the condition", () => {
     const file = parseDockerfile(
       'Dockerfile',

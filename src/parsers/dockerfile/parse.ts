@@ -1,4 +1,4 @@
-import { FactSink, MAY_NOT_RUN, type ParsedFile } from '../facts.js';
+import { FactSink, MAY_NOT_RUN, type ImageFact, type ParsedFile } from '../facts.js';
 import { SourceText, type Span } from '../source.js';
 import { parseImageRef } from '../image-ref.js';
 import { recordInstallCommand } from '../installers.js';
@@ -86,6 +86,11 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           const parent = sink.images.at(-1)?.fromStage;
           stageEnvs[stage] = new StageEnv(parent === undefined ? undefined : stageEnvs[parent]);
           pipEnvs[stage] = new PipEnv(parent === undefined ? undefined : pipEnvs[parent]);
+          const fromImage = parent === undefined ? imageCudaVersion(sink.images.at(-1)) : undefined;
+          if (fromImage) {
+            stageScope.set('CUDA_VERSION', fromImage);
+            stageEnvs[stage]!.define('CUDA_VERSION', fromImage);
+          }
           sink.stages.push({ index: stage, span, ...(name ? { name } : {}) });
           break;
         }
@@ -132,6 +137,20 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
   };
   sink.suppressions.push(...findSuppressions(source, statementEnd));
   return sink.finish(path, 'dockerfile', source);
+}
+
+/**
+ * The `CUDA_VERSION` an nvidia/cuda image sets in its environment, which a RUN sees: its tag's version (NVIDIA's
+ * image Dockerfiles, gitlab.com/nvidia/container-images/cuda dist/<version>/…/base/Dockerfile: `ENV CUDA_VERSION
+ * 12.2.2` for 12.2.2), mapped to where the FROM line writes it.
+ */
+function imageCudaVersion(image: ImageFact | undefined): Variable | undefined {
+  if (!image?.tag || image.unresolved || image.repository !== 'nvidia/cuda') return undefined;
+  if (image.registry !== undefined && image.registry !== 'docker.io' && image.registry !== 'nvcr.io') return undefined;
+  const version = /^(\d+\.\d+\.\d+)-/.exec(image.tag)?.[1];
+  if (!version) return undefined;
+  const span = image.tagMap?.origin(0, version.length) ?? image.tagSpan ?? image.span;
+  return { value: Mapped.of(version, span.start), defined: span };
 }
 
 function resolverFor(scope: Scope, globals: Scope, inherited: StageEnv | undefined): Resolver {
