@@ -179,7 +179,7 @@ describe('Dockerfile parser', () => {
     expect(file.indexes.map((index) => index.url)).toEqual(['https://download.pytorch.org/whl/cpu']);
   });
 
-  it("knows the CUDA_VERSION an nvidia/cuda image sets, where the Dockerfile does not set its own", () => {
+  it('knows the CUDA_VERSION an nvidia/cuda image sets, where the Dockerfile does not set its own', () => {
     // google-deepmind/alphafold docker/Dockerfile: `conda install --channel nvidia cuda=${CUDA_VERSION}`.
     const file = parseDockerfile(
       'Dockerfile',

@@ -68,8 +68,8 @@ function stripComment(value: Mapped): Mapped {
 
 /**
  * conda's explicit spec file (`conda list --explicit`, conda-lock's `--kind explicit` render, `conda-linux-64.lock`):
- * a line `@EXPLICIT`, then one package URL a line (`…/linux-64/pytorch-2.0.1-py3.11_cuda11.8_cudnn8.7.0_0.tar.bz2#md5`),
- * which `conda create --file` and `micromamba create -f` install as they are, without solving
+ * a line `@EXPLICIT`, then one package URL a line (`…/linux-64/pytorch-2.0.1-py3.11_cuda11.8_cudnn8.7.0_0.tar.bz2`,
+ * with `#md5`), which `conda create --file` and `micromamba create -f` install as they are, without solving
  * (docs.conda.io, "Building identical conda environments").
  */
 export function isExplicitSpec(text: string): boolean {
