@@ -48251,15 +48251,12 @@ function reportMismatch(mismatch, kb, report) {
     },
     file: claim2.file,
     span: claim2.span,
-    severity: (relation === "major" || unsolvable) && !unusedIndex(unit, claim2) && !resolvedConstraint(claim2) ? "error" : "warning",
+    severity: (relation === "major" || unsolvable) && !unusedIndex(unit, claim2) ? "error" : "warning",
     unverified: isUnverified(claim2.record) || isUnverified(target.record),
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...fix ? { fix } : {},
     ...options2.length ? { suggestions: options2 } : {}
   });
-}
-function resolvedConstraint(claim2) {
-  return claim2.package?.ecosystem === "conda" && claim2.package.name === "cuda-version" && !!claim2.package.build;
 }
 function condaExcludes(claim2, target) {
   const split = (one2) => one2.kind === "conda" && one2.precision === "minor" && one2.package?.ecosystem === "conda" && one2.file.kind === "conda" && CONDA_CUDA_RELEASE_PACKAGES.has(one2.package.name) && Number.parseInt(claimCuda(one2), 10) >= 12 && (one2.package.channel ?? "conda-forge") === "conda-forge" && condaForgeOnly(one2.file);

@@ -359,25 +359,12 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
     },
     file: claim.file,
     span: claim.span,
-    severity:
-      (relation === 'major' || unsolvable) && !unusedIndex(unit, claim) && !resolvedConstraint(claim)
-        ? 'error'
-        : 'warning',
+    severity: (relation === 'major' || unsolvable) && !unusedIndex(unit, claim) ? 'error' : 'warning',
     unverified: isUnverified(claim.record) || isUnverified(target.record),
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...(fix ? { fix } : {}),
     ...(options.length ? { suggestions: options } : {}),
   });
-}
-
-/**
- * A `cuda-version` a solver put in a resolved environment (an explicit spec's or a lock's entry, which carries its
- * build): a metapackage of constraints with no CUDA code of its own (conda-forge/cuda-version-feedstock), so beside
- * packages of another CUDA it makes nothing fail for certain (anibali/docker-pytorch's explicit lock holds
- * cuda-version 12.0 beside the nvidia channel's CUDA 11.8 runtime).
- */
-function resolvedConstraint(claim: CudaClaim): boolean {
-  return claim.package?.ecosystem === 'conda' && claim.package.name === 'cuda-version' && !!claim.package.build;
 }
 
 /**
