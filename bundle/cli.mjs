@@ -48097,7 +48097,8 @@ var rule_default4 = defineRule({
       const edits = unitEdits(
         unit,
         own2.map(({ claim: claim2 }) => claim2),
-        target
+        target,
+        kb
       );
       for (const { claim: claim2, relation } of own2)
         reportMismatch({ unit, claim: claim2, target, relation, unitFix: edits }, kb, report);
@@ -48161,18 +48162,28 @@ function reportMetaPackage(unit, group, target, report) {
     ]
   });
 }
-function unitEdits(unit, claims, target) {
+function unitEdits(unit, claims, target, kb) {
   if (target.precision !== "minor" || claims.length === 0) return void 0;
   const expected = claimCuda(target);
   const edits = [];
   for (const claim2 of claims) {
     if (claim2.kind === "implied") continue;
+    if (claim2.index && !servesTarget(unit, claim2.index, expected, kb)) return void 0;
     if (copiedIn(unit, claim2)) return void 0;
     const own2 = claim2.rewrite?.(expected);
     if (!own2 && claim2.package && TORCH_FAMILY.has(claim2.package.name)) return void 0;
     if (own2) edits.push(...own2);
   }
   return edits.length ? edits : void 0;
+}
+function servesTarget(unit, index, cuda, kb) {
+  const tag = tagFromCuda(cuda);
+  return unit.packages.every(({ pkg, invocation }) => {
+    if (!pkg.exact || pkg.localLabel || pkg.url || !TORCH_FAMILY.has(pkg.name)) return true;
+    if (!invocation?.indexes.includes(index)) return true;
+    const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
+    return release !== void 0 && kb.torchBuilds(release).has(tag);
+  });
 }
 function copiedIn(unit, claim2) {
   return unit.stage !== void 0 && claim2.file === unit.root && claim2.context !== void 0 && claim2.file.contexts[claim2.context]?.stage !== unit.stage;
