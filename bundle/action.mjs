@@ -51873,8 +51873,7 @@ function keptTorch(root, stage, files, packagesOf, invocationOf, kb) {
   return kept;
 }
 function shippedTorch(root, stage, kb) {
-  const base = StageTree.of(root).root(stage);
-  const image = root.images.find((candidate) => candidate.stage === base && candidate.fromStage === void 0);
+  const image = baseImages(root).get(StageTree.of(root).root(stage));
   if (!image?.tag || image.unresolved) return void 0;
   if (image.registry === "nvcr.io" && image.repository === "nvidia/pytorch")
     return kb.ngcPytorch(image.tag)?.torch ?? kb.ngcImage(image.repository, image.tag)?.frameworks?.pytorch;
@@ -51882,6 +51881,17 @@ function shippedTorch(root, stage, kb) {
   if (!image.registry && image.repository === "pytorch/pytorch") return kb.pytorchImageTag(image.tag)?.torch;
   return void 0;
 }
+function baseImages(root) {
+  let images = baseImagesOf.get(root);
+  if (!images) {
+    images = /* @__PURE__ */ new Map();
+    for (const image of root.images)
+      if (image.fromStage === void 0 && !images.has(image.stage)) images.set(image.stage, image);
+    baseImagesOf.set(root, images);
+  }
+  return images;
+}
+var baseImagesOf = /* @__PURE__ */ new WeakMap();
 function admitsInstalled(specifier, version2) {
   if (specifier.trim() === "") return true;
   try {
@@ -52090,8 +52100,7 @@ var rule_default4 = defineRule({
       const edits = unitEdits(
         unit,
         own2.map(({ claim: claim2 }) => claim2),
-        target,
-        kb
+        target
       );
       for (const { claim: claim2, relation } of own2)
         reportMismatch({ unit, claim: claim2, target, relation, unitFix: edits }, kb, report);
@@ -52155,28 +52164,18 @@ function reportMetaPackage(unit, group, target, report) {
     ]
   });
 }
-function unitEdits(unit, claims, target, kb) {
+function unitEdits(unit, claims, target) {
   if (target.precision !== "minor" || claims.length === 0) return void 0;
   const expected = claimCuda(target);
   const edits = [];
   for (const claim2 of claims) {
     if (claim2.kind === "implied") continue;
-    if (claim2.index && !servesTarget(unit, claim2.index, expected, kb)) return void 0;
     if (copiedIn(unit, claim2)) return void 0;
     const own2 = claim2.rewrite?.(expected);
     if (!own2 && claim2.package && TORCH_FAMILY.has(claim2.package.name)) return void 0;
     if (own2) edits.push(...own2);
   }
   return edits.length ? edits : void 0;
-}
-function servesTarget(unit, index, cuda, kb) {
-  const tag = tagFromCuda(cuda);
-  return unit.packages.every(({ pkg, invocation }) => {
-    if (!pkg.exact || pkg.localLabel || pkg.url || !TORCH_FAMILY.has(pkg.name)) return true;
-    if (!invocation?.indexes.includes(index)) return true;
-    const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
-    return release !== void 0 && kb.torchBuilds(release).has(tag);
-  });
 }
 function copiedIn(unit, claim2) {
   return unit.stage !== void 0 && claim2.file === unit.root && claim2.context !== void 0 && claim2.file.contexts[claim2.context]?.stage !== unit.stage;

@@ -116,7 +116,6 @@ export default defineRule({
         unit,
         own.map(({ claim }) => claim),
         target,
-        kb,
       );
       for (const { claim, relation } of own)
         reportMismatch({ unit, claim, target, relation, unitFix: edits }, kb, report);
@@ -220,20 +219,12 @@ function reportMetaPackage(unit: Unit, group: MetaGroup, target: CudaClaim, repo
  * The edits that move every mismatching claim of a unit that can move to the target's CUDA, or undefined when a
  * torch build cannot (no build for that CUDA) or a claim is installed in another stage.
  */
-function unitEdits(
-  unit: Unit,
-  claims: readonly CudaClaim[],
-  target: CudaClaim,
-  kb: KnowledgeBase,
-): TextEdit[] | undefined {
+function unitEdits(unit: Unit, claims: readonly CudaClaim[], target: CudaClaim): TextEdit[] | undefined {
   if (target.precision !== 'minor' || claims.length === 0) return undefined;
   const expected = claimCuda(target);
   const edits: TextEdit[] = [];
   for (const claim of claims) {
     if (claim.kind === 'implied') continue; // a plain pin follows its index
-    // An index whose plain torch pins have no build for the target (torch 2.1.0 has no cu117 build) cannot move: pip
-    // would find nothing to install.
-    if (claim.index && !servesTarget(unit, claim.index, expected, kb)) return undefined;
     if (copiedIn(unit, claim)) return undefined;
     const own = claim.rewrite?.(expected);
     // A torch build that cannot move blocks the move of its index; another project's wheel (nvidia-cudnn-cu11)
@@ -242,17 +233,6 @@ function unitEdits(
     if (own) edits.push(...own);
   }
   return edits.length ? edits : undefined;
-}
-
-/** Whether every plain torch-family pin an index serves in this unit has a build for `cuda` (PyTorch's index). */
-function servesTarget(unit: Unit, index: IndexFact, cuda: string, kb: KnowledgeBase): boolean {
-  const tag = tagFromCuda(cuda);
-  return unit.packages.every(({ pkg, invocation }) => {
-    if (!pkg.exact || pkg.localLabel || pkg.url || !TORCH_FAMILY.has(pkg.name)) return true;
-    if (!invocation?.indexes.includes(index)) return true;
-    const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
-    return release !== undefined && kb.torchBuilds(release).has(tag);
-  });
 }
 
 /** A build installed in another stage and copied into this one (COPY --from=build /opt/conda …). */

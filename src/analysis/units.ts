@@ -2,6 +2,7 @@ import { satisfies } from '@renovatebot/pep440';
 import { formatOf, hasSelections } from '../parsers/formats.js';
 import type {
   ContainerFact,
+  ImageFact,
   IndexFact,
   InstallContext,
   PackageFact,
@@ -764,8 +765,7 @@ function keptTorch(
  * (`2.4.0a0+07cecf4168` in 24.05-py3), an NGC row's frameworks, pytorch/pytorch's tag (`2.3.0-cuda12.1-…`).
  */
 function shippedTorch(root: ParsedFile, stage: number, kb: KnowledgeBase): string | undefined {
-  const base = StageTree.of(root).root(stage);
-  const image = root.images.find((candidate) => candidate.stage === base && candidate.fromStage === undefined);
+  const image = baseImages(root).get(StageTree.of(root).root(stage));
   if (!image?.tag || image.unresolved) return undefined;
   if (image.registry === 'nvcr.io' && image.repository === 'nvidia/pytorch')
     return kb.ngcPytorch(image.tag)?.torch ?? kb.ngcImage(image.repository, image.tag)?.frameworks?.pytorch;
@@ -773,6 +773,20 @@ function shippedTorch(root: ParsedFile, stage: number, kb: KnowledgeBase): strin
   if (!image.registry && image.repository === 'pytorch/pytorch') return kb.pytorchImageTag(image.tag)?.torch;
   return undefined;
 }
+
+/** Each stage's FROM image where it names one (not an earlier stage), worked out once per file. */
+function baseImages(root: ParsedFile): ReadonlyMap<number, ImageFact> {
+  let images = baseImagesOf.get(root);
+  if (!images) {
+    images = new Map();
+    for (const image of root.images)
+      if (image.fromStage === undefined && !images.has(image.stage)) images.set(image.stage, image);
+    baseImagesOf.set(root, images);
+  }
+  return images;
+}
+
+const baseImagesOf = new WeakMap<ParsedFile, Map<number, ImageFact>>();
 
 /** Whether a requirement is met by a version already installed: a pre-release installed counts (PEP 440). */
 function admitsInstalled(specifier: string, version: string): boolean {
