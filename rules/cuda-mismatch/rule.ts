@@ -10,7 +10,7 @@ import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nea
 import { releaseFor } from '../../src/analysis/torch-build.js';
 import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
 import type { IndexFact, PackageFact, ParsedFile } from '../../src/parsers/facts.js';
-import { cudaFromUrl, isPypiIndex, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
+import { cudaFromPythonName, cudaFromUrl, isPypiIndex, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
 import { mayHoldTogether } from '../../src/parsers/markers.js';
 import type { Fix, TextEdit } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../../src/knowledge/index.js';
@@ -175,12 +175,12 @@ function byMetaPackage(
 }
 
 /**
- * A package name without the CUDA major it is built for (`nixl-cu12` → `nixl`, `cupy-cuda12x` → `cupy`,
- * `jax-cuda12-plugin` → `jax-plugin`), or undefined where the name says none.
+ * A package name with the CUDA it names blanked out (`nixl-cu12` and `nixl-cu13` → `nixl-cu*`, `cupy-cuda12x` →
+ * `cupy-cuda*x`), or undefined where the name says none (cudaFromPythonName reads where it says it).
  */
 function cudaFamily(name: string): string | undefined {
-  const family = name.replace(/[-_]cu(?:da)?\d+x?(?=$|[-_])/, '');
-  return family === name ? undefined : family;
+  const range = cudaFromPythonName(name)?.range;
+  return range ? `${name.slice(0, range[0])}*${name.slice(range[1])}` : undefined;
 }
 
 function reportMetaPackage(unit: Unit, group: MetaGroup, target: CudaClaim, report: Reporter<MessageId>): void {

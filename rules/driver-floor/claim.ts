@@ -181,7 +181,6 @@ export function imageSource(claim: CudaClaim): string {
     : `${claim.subject} names CUDA ${claim.cuda} in its tag; `;
 }
 
-/** The driver table row a release's need comes from: `12.4 Update 1`, or `…, nearest published row`. */
 /**
  * A CUDA release before 11.0, which has no minor-version compatibility (NVIDIA's CUDA Compatibility guide: it starts
  * with CUDA 11) and no forward-compatibility package for today's drivers: it runs from its own Table 3 row only.
@@ -205,6 +204,7 @@ function checkBeforeCompat(claim: CudaClaim, need: DriverNeed, fleet: string, re
   return true;
 }
 
+/** The driver table row a release's need comes from: `12.4 Update 1`, or `…, nearest published row`. */
 export function rowLabel(need: { readonly row: { readonly label: string }; readonly exactRow: boolean }): string {
   return `${need.row.label}${need.exactRow ? '' : ', nearest published row'}`;
 }

@@ -34,11 +34,15 @@ export const HELPS = {
     "Driver {{fleet}} is a CUDA {{major}}.x driver, so CUDA {{cuda}} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= {{needed}} (CUDA {{row}}). Sources: {{sources}}",
 };
 
+/** A release that needs its own Table 3 row's driver. */
+const RELEASE = '{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}';
+
 /** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
 export const MESSAGES = {
   major: '{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}',
-  release: '{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}',
-  beforeCompat: '{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}',
+  release: RELEASE,
+  // The same finding as `release`, with a help of its own: before CUDA 11 there is no minor-version floor to name.
+  beforeCompat: RELEASE,
   forwardCompat:
     "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
   minor:

@@ -78,12 +78,15 @@ export class CommitFiles implements RepositoryReader {
     // A YAML file its content decides may be a manifest: read as far as one may be long.
     const limit = kind === undefined && this.byContent.has(path) ? MAX_MANIFEST_BYTES : maxBytes(path, kind);
     // GitHub calls a UTF-16 file binary (it has zero bytes) and gives no text: its bytes, read whole, tell by their
-    // byte-order mark (readWholeBlob).
+    // byte-order mark (readWholeBlob). Only a file its name says is one (a requirements file a Windows editor saved),
+    // of an even size, costs that read; a binary YAML file stays binary.
     if (
       !('unreadable' in blob) &&
       blob.byteSize <= limit &&
       !blob.whole &&
-      (blob.isBinary ? blob.byteSize >= 2 : blob.isTruncated || blob.byteSize > MAX_FILE_BYTES)
+      (blob.isBinary
+        ? kind !== undefined && blob.byteSize >= 2 && blob.byteSize % 2 === 0
+        : blob.isTruncated || blob.byteSize > MAX_FILE_BYTES)
     ) {
       if (blob.oid) this.whole.set(path, blob.oid);
       else this.skipped.set(path, 'GitHub gave only part of it');

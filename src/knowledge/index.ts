@@ -262,7 +262,8 @@ export class KnowledgeBase {
   /** The releases of one CUDA minor NVIDIA's table lists (`12.1` → 12.1.0, 12.1.1), oldest first. */
   cudaReleasesOf(minor: string): readonly string[] {
     return this.cached('cudaReleasesOf', minor, (wanted) =>
-      [...this.data.drivers.releases.map((row) => row.version), ...this.data.drivers.earlierReleases.versions]
+      this.data.drivers.releases
+        .map((row) => row.version)
         .filter((version) => minorOf(version) === wanted)
         .sort(compareDotted),
     );
@@ -284,7 +285,8 @@ export class KnowledgeBase {
     const newest = this.data.drivers.releases.at(-1)!;
     const known = this.cudaReleasesOf(minor);
     return {
-      source: [...newest.source, ...this.data.drivers.earlierReleases.source],
+      // Table 3 of the newest release notes lists every release down to 7.0 (the oldest row cites that edition).
+      source: [...new Set([...newest.source, ...this.data.drivers.releases[0]!.source])],
       retrieved: newest.retrieved,
       note:
         known.length > 0

@@ -43,7 +43,6 @@ export type CompatPackage = z.infer<typeof CompatPackage>;
 export const CudaDrivers = z.strictObject({
   description: z.string(),
   noRelease: z.array(z.strictObject({ version: dotted, ...sourced })),
-  earlierReleases: z.strictObject({ versions: z.array(dotted), ...sourced }),
   floors: z.array(DriverFloor),
   releases: z.array(CudaRelease),
   forwardCompat: z.strictObject({ gpus: z.string(), packages: z.array(CompatPackage) }),

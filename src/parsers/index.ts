@@ -1,4 +1,4 @@
-import { GPU_RESOURCE, WORKLOAD_SHAPE } from './kubernetes/kinds.js';
+import { GPU_REQUEST_KEY, WORKLOAD_SHAPE } from './kubernetes/kinds.js';
 import type { FileKind, ParsedFile } from './facts.js';
 import { FactSink } from './facts.js';
 import { SourceText } from './source.js';
@@ -67,11 +67,8 @@ export function looksLikeManifest(text: string): boolean {
   if (!/^apiVersion:[ \t]*\S/m.test(text) || !WORKLOAD_SHAPE.test(text)) return false;
   // A manifest whose `kind:` is mis-indented (YAML cannot read it, nor can kubectl) still says what it is by a GPU
   // request: read, it fails closed on its YAML errors rather than being passed over.
-  return /^kind:[ \t]*\S/m.test(text) || GPU_REQUEST.test(text);
+  return /^kind:[ \t]*\S/m.test(text) || GPU_REQUEST_KEY.test(text);
 }
-
-/** An NVIDIA GPU resource as a key (`nvidia.com/gpu: 1`). */
-const GPU_REQUEST = new RegExp(String.raw`^[ \t-]*["']?${GPU_RESOURCE}["']?[ \t]*:`, 'm');
 
 /**
  * What a YAML file that no name claims is, from its content: a conda environment where the path hints at one, else a

@@ -375,6 +375,47 @@ spec:
     expect(preamble.unresolved.map((fact) => fact.text)).toEqual(['kind: DaemonSet']);
   });
 
+  it("fails closed where a kind's own GPU request has no image to judge: Dynamo's mainContainer, Spark's executor", () => {
+    const dynamo = manifest(codeBlock`
+      apiVersion: nvidia.com/v1alpha1
+      kind: DynamoGraphDeployment
+      metadata:
+        name: agg
+      spec:
+        services:
+          Worker:
+            resources:
+              limits:
+                gpu: "1"
+            extraPodSpec:
+              mainContainer:
+                workingDir: /workspace
+    `);
+    expect(dynamo.containers).toEqual([]);
+    expect(dynamo.unresolved.map((fact) => [fact.text, fact.fails])).toEqual([
+      ['DynamoGraphDeployment/agg (Worker) mainContainer', true],
+    ]);
+    // The executor asks for a GPU and names no image, nor does spec.image: only the driver is read.
+    const spark = manifest(codeBlock`
+      apiVersion: sparkoperator.k8s.io/v1beta2
+      kind: SparkApplication
+      metadata:
+        name: s
+      spec:
+        sparkVersion: "3.5.1"
+        driver:
+          image: spark:3.5.1
+        executor:
+          gpu:
+            name: nvidia.com/gpu
+            quantity: 1
+    `);
+    expect(spark.containers.map((container) => [container.workload, container.gpu])).toEqual([
+      ['SparkApplication/s (driver)', false],
+    ]);
+    expect(spark.unresolved.map((fact) => [fact.text, fact.fails])).toEqual([['kind: SparkApplication', true]]);
+  });
+
   it('zero GPUs ask for none; a GPU request in a manifest written as text, or with no image, is said as such', () => {
     const pod = (resources: string, image = 'busybox:1.36') =>
       manifest(

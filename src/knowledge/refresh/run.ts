@@ -67,9 +67,8 @@ export interface RefreshResult {
 /** The variant index a CUDA minor would have (`12.9` → cu129), for every CUDA the driver table knows from 9.0. */
 function candidateVariants(drivers: schema.CudaDrivers, pytorch: schema.PyTorchData): string[] {
   const minors = new Set<string>();
-  for (const release of drivers.releases) minors.add(release.version.split('.').slice(0, 2).join('.'));
-  for (const version of drivers.earlierReleases.versions)
-    if (compareDotted(version, '9.0') >= 0) minors.add(version.split('.').slice(0, 2).join('.'));
+  for (const release of drivers.releases)
+    if (compareDotted(release.version, '9.0') >= 0) minors.add(release.version.split('.').slice(0, 2).join('.'));
   const tags = new Set([...minors].map(tagFromCuda));
   for (const release of pytorch.releases) for (const tag of release.variants) tags.add(tag);
   return [...tags].sort((a, b) => compareDotted(cudaFromTag(a) ?? '0', cudaFromTag(b) ?? '0'));
@@ -189,16 +188,7 @@ export async function refresh(
 
   const rows = parseDriverTable(await required(fetchSource, SOURCES.releaseNotes));
   for (const row of rows) {
-    // Releases before 11.0 are kept as a list of versions (the driver floors of 11.0+ never need their rows).
-    if (compareDotted(row.version, '11.0') < 0) {
-      const earlier = drivers.earlierReleases.versions;
-      if (!earlier.includes(row.version)) {
-        earlier.push(row.version);
-        earlier.sort(compareDotted);
-        changes.push(`drivers: CUDA ${row.label} added to the releases before 11.0`);
-      }
-      continue;
-    }
+    // Releases before 11.0 are rows like the others: with no minor-version compatibility, each needs its own driver.
     const existing = drivers.releases.find((release) => release.version === row.version);
     if (!existing) {
       drivers.releases.push({

@@ -19,7 +19,7 @@ export const conda: FileFormat = {
     (/(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(name) && !CONDA_LOCK_NAME.test(name)) ||
     EXPLICIT_LOCK_NAME.test(name),
   // By name, or by content in an environment folder: every YAML file may be one.
-  hookPattern: '\\.ya?ml$|(^|/)conda-(linux|osx|win)-[a-z0-9_]+\\.lock$',
+  hookPattern: `\\.ya?ml$|${EXPLICIT_LOCK_NAME.source}`,
   parse: parseCondaEnvironment,
   units: 'file',
   besideDockerfile: ['environment.yml', 'environment.yaml'],

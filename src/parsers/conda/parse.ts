@@ -83,7 +83,8 @@ function parseExplicitSpec(path: string, text: string, source: SourceText, sink:
   const context = addRequirementsContext(sink, 'conda-env', { start: 0, end: text.length }, { channels });
   let start = 0;
   while (start <= text.length) {
-    const end = text.indexOf('\n', start) < 0 ? text.length : text.indexOf('\n', start);
+    const lineFeed = text.indexOf('\n', start);
+    const end = lineFeed < 0 ? text.length : lineFeed;
     const line = text.slice(start, end).replace(/\r$/, '');
     const body = line.trim();
     if (body !== '' && !body.startsWith('#') && !EXPLICIT.test(body)) {

@@ -123,6 +123,12 @@ export const WORKLOAD_KINDS: readonly WorkloadKind[] = [
  */
 export const GPU_RESOURCE = String.raw`nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)`;
 
+/** A GPU resource as a key (`nvidia.com/gpu: 1`); a count of zero asks for none (`nvidia.com/gpu: 0`). */
+export const GPU_REQUEST_KEY = new RegExp(
+  String.raw`^[ \t-]*["']?${GPU_RESOURCE}["']?[ \t]*:(?![ \t]*["']?0+["']?[ \t]*(?:#.*)?$)`,
+  'm',
+);
+
 /**
  * What a YAML document must have to be read as a Kubernetes object with workloads: a top-level `apiVersion` and
  * `kind`, and somewhere a container list, a single container or image, or a GPU request.

@@ -30,7 +30,7 @@ import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
 import { scalarText, yamlProblem } from '../yaml-text.js';
 import { MappedBuilder, type Mapped } from '../mapped.js';
-import { GPU_RESOURCE } from './kinds.js';
+import { GPU_REQUEST_KEY, GPU_RESOURCE } from './kinds.js';
 
 /**
  * A reference as Docker's grammar writes one (distribution/reference): an optional registry host, lower-case path
@@ -322,11 +322,6 @@ function asksForGpus(body: string): boolean {
   return GPU_REQUEST_KEY.test(body) || GPU_REQUEST_VALUE.test(body);
 }
 
-/** A GPU resource as a key (`nvidia.com/gpu: 1`); a count of zero asks for none (`nvidia.com/gpu: 0`). */
-const GPU_REQUEST_KEY = new RegExp(
-  String.raw`^[ \t-]*["']?${GPU_RESOURCE}["']?[ \t]*:(?![ \t]*["']?0+["']?[ \t]*(?:#.*)?$)`,
-  'm',
-);
 /** A GPU resource as a field's value (`gpuType: nvidia.com/gpu`), not a toleration's or a selector's `key:`. */
 const GPU_REQUEST_VALUE = new RegExp(
   String.raw`^[ \t-]*(?!key[ \t]*:)[\w.-]+[ \t]*:[ \t]*["']?${GPU_RESOURCE}["']?[ \t]*(?:#.*)?$`,
@@ -435,28 +430,35 @@ class Reader {
     // the operator turns into nvidia.com/gpu (ai-dynamo/dynamo deploy/operator/api/v1alpha1/common.go, ResourceItem).
     const extra = this.map(node, 'extraPodSpec');
     const main = extra ? this.map(extra, 'mainContainer') : undefined;
-    if (extra && main && main.get('image', true) !== undefined) {
-      this.containerOf(
-        main,
-        extra,
-        workload + (replica ? ` (${replica})` : ''),
-        dockerfile,
-        undefined,
-        this.countsGpus(node),
-      );
-      if (this.resolve(extra.get('containers', true) as Node | undefined))
-        this.podSpec(extra, workload + (replica ? ` (${replica})` : ''), dockerfile);
+    if (extra && main) {
+      const service = workload + (replica ? ` (${replica})` : '');
+      if (main.get('image', true) !== undefined)
+        this.containerOf(main, extra, service, dockerfile, undefined, this.countsGpus(node));
+      else if (this.countsGpus(node)) {
+        // GPUs asked for by Dynamo's count (no nvidia.com/gpu to see in the text), and no image to judge: not checked.
+        const [start, end] = main.range ?? [0, 0];
+        this.sink.unresolved.push({
+          span: { start, end },
+          text: `${service} mainContainer`,
+          reason:
+            'it asks for NVIDIA GPUs (resources.limits.gpu), but its extraPodSpec.mainContainer names no image, so what runs on them is not known',
+          fails: true,
+        });
+      }
+      if (this.resolve(extra.get('containers', true) as Node | undefined)) this.podSpec(extra, service, dockerfile);
       return;
     }
     // spark-operator's SparkApplication (sparkoperator.k8s.io/v1beta2): the driver and the executors run `spec.image`
     // (or their own `image`), and ask for GPUs by `gpu: {name: nvidia.com/gpu, quantity}`
     // (kubeflow.org/docs/components/spark-operator/user-guide/writing-sparkapplication/, "Requesting GPU Resources").
-    if (node.get('sparkVersion', true) !== undefined && this.text(node.get('image', true) as Node | undefined)) {
+    if (node.get('sparkVersion', true) !== undefined) {
+      const shared = this.text(node.get('image', true) as Node | undefined) !== undefined;
       for (const role of ['driver', 'executor']) {
         const pod = this.map(node, role);
-        if (!pod) continue;
-        const own = this.text(pod.get('image', true) as Node | undefined) !== undefined;
-        this.containerOf(own ? pod : node, pod, `${workload} (${role})`, dockerfile, undefined, this.sparkGpus(pod));
+        const own = pod !== undefined && this.text(pod.get('image', true) as Node | undefined) !== undefined;
+        // A role with no image anywhere reads no container: a GPU request then fails the document closed (parse).
+        if (pod && (own || shared))
+          this.containerOf(own ? pod : node, pod, `${workload} (${role})`, dockerfile, undefined, this.sparkGpus(pod));
       }
       return;
     }

@@ -394,9 +394,6 @@ function readIndexes(root: TomlTable, sink: FactSink): Map<string, Index> {
 }
 
 /**
- * `[tool.uv.sources]`: package → the index routes that can hold on Linux (git, url and path sources are not indexes).
- */
-/**
  * Whether a source entry's machine marker and a requirement's own marker hold on some machine together: uv routes a
  * requirement for aarch64 only (`torch==2.7.1; platform_machine == 'aarch64'`) by the entry that holds there, not by
  * an earlier one for the other machines.
@@ -409,6 +406,9 @@ function sameMachine(route: string | undefined, own: string | undefined): boolea
   });
 }
 
+/**
+ * `[tool.uv.sources]`: package → the index routes that can hold on Linux (git, url and path sources are not indexes).
+ */
 function readSources(root: TomlTable, sink: FactSink): Map<string, Route[]> {
   const routes = new Map<string, Route[]>();
   const sources = lookup(root, 'tool', 'uv', 'sources');
