@@ -61,7 +61,7 @@ const YAML_OR_TEMPLATE = /\.ya?ml(?:\.(?:template|tmpl|tpl|j2|jinja2?|in))?$/i;
 /**
  * A Kubernetes manifest with workloads, by shape (src/parsers/kubernetes/kinds.ts): a top-level `apiVersion:` and
  * `kind:` (in any of its documents) and a container list, a container, an image or a GPU request somewhere, whatever
- * the kind. A Helm or Go template is one too: its documents that parse are read, the others said not checked.
+ * the kind. A Helm, Go or Jinja template is one too: its documents that parse are read, the others said not checked.
  */
 export function looksLikeManifest(text: string): boolean {
   if (!/^apiVersion:[ \t]*\S/m.test(text) || !WORKLOAD_SHAPE.test(text)) return false;

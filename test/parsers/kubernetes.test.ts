@@ -301,7 +301,7 @@ spec:
                   nvidia.com/gpu: {{ .Values.n_gpu }}
     `);
     expect(unquoted.unresolved.map((fact) => [fact.text, fact.reason, fact.fails])).toEqual([
-      ['kind: Deployment', 'a template (Helm or Go placeholders)', true],
+      ['kind: Deployment', 'a template (`{{ … }}` placeholders, as Helm, Go and Jinja write them)', true],
     ]);
     // vllm-project/production-stack helm/templates/deployment-vllm-multi.yaml: resources from a helper.
     const included = manifest(codeBlock`
@@ -323,7 +323,9 @@ spec:
     `);
     // A ConfigMap's template holds no pod: nothing to say of it, rendered or not.
     expect(included.unresolved.map((fact) => [fact.text, fact.fails ?? false])).toEqual([['kind: Deployment', false]]);
-    expect(included.unresolved[0]!.reason).toMatch(/only known once rendered: check the output of `helm template`$/);
+    expect(included.unresolved[0]!.reason).toMatch(
+      /only known once rendered: check the rendered output \(`helm template`, or the templating tool.s\)$/,
+    );
     // vllm-project/aibrix's regression charts: a `{{- if }}` first line ends YAML's document there, but the template
     // runs on to the next one, GPU request and all; a CRD's template holds no pod, whatever blocks the chart writes.
     const wrapped = manifest(codeBlock`
@@ -350,7 +352,7 @@ spec:
       {{- end }}
     `);
     expect(wrapped.unresolved.map((fact) => [fact.text, fact.reason, fact.fails ?? false])).toEqual([
-      ['kind: Deployment', 'a template (Helm or Go placeholders)', true],
+      ['kind: Deployment', 'a template (`{{ … }}` placeholders, as Helm, Go and Jinja write them)', true],
     ]);
     // NVIDIA/k8s-device-plugin's chart: a preamble of a license comment and an `if` before the first `---` writes
     // nothing and is nothing to check; the DaemonSet after it is said not checked, once.

@@ -203,7 +203,7 @@ function whereTheImageIs(body: string): string {
 }
 
 /**
- * A Helm or Go template's document, not read until rendered: said not checked, failing closed where it asks for
+ * A template's document (Helm, Go or Jinja `{{ … }}`), not read until rendered: said not checked, failing closed where it asks for
  * GPUs. Where blocks come from the chart (`{{ include … }}`, `{{ toYaml .Values.resources | nindent 12 }}`), its
  * GPU request may be among them: said so, rather than that it asks for none.
  */
@@ -219,8 +219,8 @@ function templateNotChecked(sink: FactSink, body: string, start: number, text: s
     body,
     start,
     blocks
-      ? 'a template (Helm or Go placeholders) whose blocks come from the chart, so whether it asks for NVIDIA GPUs is only known once rendered: check the output of `helm template`'
-      : 'a template (Helm or Go placeholders)',
+      ? "a template (`{{ … }}` placeholders, as Helm, Go and Jinja write them) whose blocks come from the chart, so whether it asks for NVIDIA GPUs is only known once rendered: check the rendered output (`helm template`, or the templating tool's)"
+      : 'a template (`{{ … }}` placeholders, as Helm, Go and Jinja write them)',
     text,
     gpu,
     blocks,
