@@ -40969,7 +40969,7 @@ function templateNotChecked(sink, body, start, text2) {
     sink,
     body,
     start,
-    blocks ? "a template (Helm or Go placeholders) whose blocks come from the chart, so whether it asks for NVIDIA GPUs is only known once rendered: check the output of `helm template`" : "a template (Helm or Go placeholders)",
+    blocks ? "a template (`{{ \u2026 }}` placeholders, as Helm, Go and Jinja write them) whose blocks come from the chart, so whether it asks for NVIDIA GPUs is only known once rendered: check the rendered output (`helm template`, or the templating tool's)" : "a template (`{{ \u2026 }}` placeholders, as Helm, Go and Jinja write them)",
     text2,
     gpu,
     blocks
@@ -46216,11 +46216,18 @@ function includeCandidates(file2, include) {
   if (include.kind === "dockerfile") return unique([joinRepo(target)]);
   if (formatOf(file2.kind).units !== "stages") return unique([joinRepo(base, target)]);
   const stage = file2.contexts[include.context]?.stage ?? 0;
+  const contexts = contextDirectories(base);
   const candidates = [];
   for (const relative2 of CopyIndex.of(file2).sourcesOf(stage, target))
-    candidates.push(joinRepo(base, relative2), joinRepo(relative2));
-  if (!target.startsWith("/") && !include.copiedOnly) candidates.push(joinRepo(base, target), joinRepo(target));
+    for (const context of contexts) candidates.push(joinRepo(context, relative2));
+  if (!target.startsWith("/") && !include.copiedOnly)
+    for (const context of contexts) candidates.push(joinRepo(context, target));
   return unique(candidates);
+}
+function contextDirectories(base) {
+  const directories = [base];
+  for (let at = base; at !== ""; ) directories.push(at = dirname(at));
+  return directories;
 }
 var CopyIndex = class _CopyIndex {
   same = /* @__PURE__ */ new Map();

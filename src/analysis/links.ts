@@ -7,7 +7,7 @@ import { StageTree } from './stages.js';
  * Where a file that another file pulls in lives in the repository, in order of preference. Requirements
  * includes are relative to the including file. A Dockerfile's `pip install -r X` names a path inside the
  * image, so it is traced back through the stage's COPY instructions to the build context, which is assumed
- * to be the Dockerfile's directory (then the repository root). Paths that leave the repository are dropped.
+ * to be the Dockerfile's directory (then each directory above it, up to the repository root). Paths that leave the repository are dropped.
  */
 export function includeCandidates(file: ParsedFile, include: IncludeFact): string[] {
   const base = dirname(file.path);
@@ -20,11 +20,26 @@ export function includeCandidates(file: ParsedFile, include: IncludeFact): strin
   if (formatOf(file.kind).units !== 'stages') return unique([joinRepo(base, target)]);
 
   const stage = file.contexts[include.context]?.stage ?? 0;
+  const contexts = contextDirectories(base);
   const candidates: (string | undefined)[] = [];
   for (const relative of CopyIndex.of(file).sourcesOf(stage, target))
-    candidates.push(joinRepo(base, relative), joinRepo(relative));
-  if (!target.startsWith('/') && !include.copiedOnly) candidates.push(joinRepo(base, target), joinRepo(target));
+    for (const context of contexts) candidates.push(joinRepo(context, relative));
+  if (!target.startsWith('/') && !include.copiedOnly)
+    for (const context of contexts) candidates.push(joinRepo(context, target));
   return unique(candidates);
+}
+
+/**
+ * The folders a Dockerfile's build context may be, nearest first: its own folder, each folder above it, the
+ * repository root. `docker build -f resources/docker/Dockerfile .` builds from the root of a checkout, and a monorepo's
+ * `docker build -f services/api/docker/Dockerfile services/api` from a folder in between; the root is also the
+ * folder checked, which need not be the checkout's root (`cuda-gatekeeper check checkout` from the folder above).
+ * Where a COPY source is in none of them, the build itself fails.
+ */
+function contextDirectories(base: string): string[] {
+  const directories = [base];
+  for (let at = base; at !== ''; ) directories.push((at = dirname(at)));
+  return directories;
 }
 
 interface CopiedSource {
