@@ -56,7 +56,9 @@ export function parseRequirementLine(sink: FactSink, line: Mapped, context: Cont
   // Most lines are a requirement alone, without an option (a token that starts with "-"): no need to split them.
   const tokens = text[start] === '-' || /\s-/.test(text) ? tokenize(text) : undefined;
   if (tokens?.[0]!.text.startsWith('-')) {
-    parseOptions(sink, line, tokens, context, undefined);
+    const options = shlexTokens(text, tokens[0]!.from);
+    if (typeof options === 'number') return unclosedQuote(sink, line, options);
+    parseOptions(sink, line, options ?? tokens, context, undefined);
     return;
   }
   const optionIndex = tokens
@@ -82,11 +84,13 @@ export function parseRequirementLine(sink: FactSink, line: Mapped, context: Cont
     return;
   }
   let hashes = 0;
+  const options = optionIndex >= 0 ? shlexTokens(text, tokens![optionIndex]!.from) : undefined;
+  if (typeof options === 'number') return unclosedQuote(sink, line, options);
   if (optionIndex >= 0)
     hashes = parseOptions(
       sink,
       line,
-      tokens!.slice(optionIndex),
+      options ?? tokens!.slice(optionIndex),
       context,
       `pip ignores index options written on a requirement line (here after ${truncate(requirement.text, 30)}); put them on a line of their own`,
     );
@@ -199,12 +203,46 @@ function shellWord(raw: string, from: number): { text: string; from: number; to:
   return { text, from, to: from + raw.length };
 }
 
+/** pip stops at a line whose options shlex cannot split: said at the quote, and nothing of the line is read. */
+function unclosedQuote(sink: FactSink, line: Mapped, at: number): void {
+  sink.problems.push({
+    span: line.site(at, at + 1),
+    message:
+      line.text[at] === '\\'
+        ? 'this backslash escapes nothing, so pip cannot split the line\'s options (shlex: "No escaped character") and stops'
+        : 'this quote is never closed, so pip cannot split the line\'s options (shlex: "No closing quotation") and stops',
+  });
+}
+
 /** Whitespace-separated tokens, as pip finds where a line's options begin (option values: shellWord). */
 function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
   const re = /\S+/g;
   for (let match = re.exec(text); match; match = re.exec(text))
     tokens.push({ text: match[0], from: match.index, to: match.index + match[0].length });
+  return tokens;
+}
+
+/**
+ * The options of a line from `from` on, split as pip splits them (`shlex.split` of the options part, pip's
+ * req_file.py `break_args_options`): a quoted string is part of its word, spaces and all (`-e "pkg[extra] @
+ * git+https://…"`, one value). Undefined where the line has no quote (the plain split is the same); the offset of a
+ * quote that is never closed, or of a backslash that ends the line, where shlex fails.
+ */
+function shlexTokens(text: string, from: number): Token[] | number | undefined {
+  if (!/['"\\]/.test(text.slice(from))) return undefined;
+  const tokens: Token[] = [];
+  const re = /(?:[^\s'"\\]|\\.|"(?:[^"\\]|\\.)*"|'[^']*')+|(['"\\])/gy;
+  let at = from;
+  while (at < text.length) {
+    while (at < text.length && /\s/.test(text[at]!)) at++;
+    if (at >= text.length) break;
+    re.lastIndex = at;
+    const match = re.exec(text);
+    if (!match || match[1] !== undefined) return at;
+    tokens.push({ text: match[0], from: at, to: at + match[0].length });
+    at += match[0].length;
+  }
   return tokens;
 }
 
