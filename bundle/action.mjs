@@ -42063,7 +42063,9 @@ function parseRequirementLine(sink, line, context) {
   if (start < 0) return;
   const tokens = text2[start] === "-" || /\s-/.test(text2) ? tokenize2(text2) : void 0;
   if (tokens?.[0].text.startsWith("-")) {
-    parseOptions(sink, line, tokens, context, void 0);
+    const options3 = shlexTokens(text2, tokens[0].from);
+    if (typeof options3 === "number") return unclosedQuote(sink, line, options3);
+    parseOptions(sink, line, options3 ?? tokens, context, void 0);
     return;
   }
   const optionIndex = tokens ? tokens.findIndex((token) => token.text.startsWith("-") && token.from > 0 && /\s/.test(text2[token.from - 1] ?? "")) : -1;
@@ -42084,11 +42086,13 @@ function parseRequirementLine(sink, line, context) {
     return;
   }
   let hashes = 0;
+  const options2 = optionIndex >= 0 ? shlexTokens(text2, tokens[optionIndex].from) : void 0;
+  if (typeof options2 === "number") return unclosedQuote(sink, line, options2);
   if (optionIndex >= 0)
     hashes = parseOptions(
       sink,
       line,
-      tokens.slice(optionIndex),
+      options2 ?? tokens.slice(optionIndex),
       context,
       `pip ignores index options written on a requirement line (here after ${truncate2(requirement.text, 30)}); put them on a line of their own`
     );
@@ -42184,11 +42188,33 @@ function shellWord(raw, from) {
   }
   return { text: text2, from, to: from + raw.length };
 }
+function unclosedQuote(sink, line, at) {
+  sink.problems.push({
+    span: line.site(at, at + 1),
+    message: line.text[at] === "\\" ? `this backslash escapes nothing, so pip cannot split the line's options (shlex: "No escaped character") and stops` : `this quote is never closed, so pip cannot split the line's options (shlex: "No closing quotation") and stops`
+  });
+}
 function tokenize2(text2) {
   const tokens = [];
   const re = /\S+/g;
   for (let match = re.exec(text2); match; match = re.exec(text2))
     tokens.push({ text: match[0], from: match.index, to: match.index + match[0].length });
+  return tokens;
+}
+function shlexTokens(text2, from) {
+  if (!/['"\\]/.test(text2.slice(from))) return void 0;
+  const tokens = [];
+  const re = /(?:[^\s'"\\]|\\.|"(?:[^"\\]|\\.)*"|'[^']*')+|(['"\\])/gy;
+  let at = from;
+  while (at < text2.length) {
+    while (at < text2.length && /\s/.test(text2[at])) at++;
+    if (at >= text2.length) break;
+    re.lastIndex = at;
+    const match = re.exec(text2);
+    if (!match || match[1] !== void 0) return at;
+    tokens.push({ text: match[0], from: at, to: at + match[0].length });
+    at += match[0].length;
+  }
   return tokens;
 }
 function* logicalLines(source, firstLine = 1, lastLine = source.lineCount) {
