@@ -504,6 +504,30 @@ spec:
                   nvidia.com/gpu: 1
     `);
     expect(patch.unresolved[0]!.reason).toMatch(/only known in the output of `kustomize build`$/);
+    // An annotation is data about the object: OLM's alm-examples (the form a console prefills) and kubectl's copy of
+    // the object ask for nothing; the object's own request is read where it is.
+    const example = JSON.stringify(
+      { kind: 'NIMService', spec: { resources: { limits: { 'nvidia.com/gpu': 1 } } } },
+      null,
+      2,
+    );
+    const annotated = (spec: string) =>
+      manifest(
+        `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  annotations:\n    alm-examples: |-\n${example.replace(/^/gm, '      ')}\n${spec}`,
+      );
+    expect(annotated('spec:\n  replicas: 1\n').unresolved).toEqual([]);
+    const own = annotated(
+      'spec:\n  template:\n    spec:\n      containers:\n      - name: a\n        image: x:1\n        resources:\n          limits:\n            nvidia.com/gpu: 1\n',
+    );
+    expect([own.unresolved, own.containers.map((container) => [container.image.reference, container.gpu])]).toEqual([
+      [],
+      [['x:1', true]],
+    ]);
+    expect(
+      annotated(
+        'spec:\n  template:\n    spec:\n      containers:\n      - name: a\n        resources:\n          limits:\n            nvidia.com/gpu: 1\n',
+      ).unresolved,
+    ).toHaveLength(1);
   });
 
   it('never throws and keeps every position inside the file, whatever the text (property)', () => {

@@ -83,7 +83,8 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
     new Reader(doc as Document, source, sink, options.images ?? {}, claims).document(doc.contents as Node | null);
     // A manifest another tool submits, written as a literal block inside this one (Argo's `resource.manifest: |`):
     // read where it asks for GPUs and reads as YAML on its own, at its own places in the file.
-    const asks = asksForGpus(body) && !holdsNoPod(body);
+    const asks =
+      asksForGpus(body) && !holdsNoPod(body) && asksOutsideAnnotations(doc.contents as Node | null, body, start);
     if (sink.containers.length === before && asks)
       readEmbedded(textsAskingForGpus(doc.contents as Node | null), text, source, sink, options.images ?? {});
     const found = sink.containers.slice(before);
@@ -124,6 +125,43 @@ function withTag(repository: Mapped, tag: string): Mapped {
   return builder.build();
 }
 
+/**
+ * Whether a document asks for GPUs somewhere other than in its annotations' values. An annotation is data about the
+ * object, never submitted: OLM's `alm-examples` on a ClusterServiceVersion holds the custom resources a console shows
+ * to prefill its form (olm.operatorframework.io/docs/concepts/crds/clusterserviceversion/), and kubectl's
+ * `last-applied-configuration` a copy of the object itself, read where the object is. A GPU named only there asks for
+ * nothing.
+ */
+function asksOutsideAnnotations(node: Node | null | undefined, body: string, start: number): boolean {
+  const ranges: [number, number][] = [];
+  annotationValues(node, 0, ranges);
+  if (ranges.length === 0) return true;
+  let rest = '';
+  let at = 0;
+  for (const [from, to] of ranges.sort((a, b) => a[0] - b[0])) {
+    if (from - start < at) continue;
+    rest += `${body.slice(at, from - start)}\n`;
+    at = to - start;
+  }
+  return asksForGpus(rest + body.slice(at));
+}
+
+/** The source ranges of the values of every `annotations:` map in a document. */
+function annotationValues(node: Node | null | undefined, depth: number, out: [number, number][]): void {
+  if (!node || depth > MAX_DEPTH) return;
+  if (isMap(node))
+    for (const pair of node.items) {
+      const value = pair.value as Node | null;
+      if (isScalar(pair.key) && pair.key.value === 'annotations' && isMap(value)) {
+        for (const annotation of value.items) {
+          const range = (annotation.value as Node | null)?.range;
+          if (range) out.push([range[0], range[1]]);
+        }
+      } else annotationValues(value, depth + 1, out);
+    }
+  else if (isSeq(node)) for (const item of node.items) annotationValues(item as Node | null, depth + 1, out);
+}
+
 /** Whether a string of the document (not a key or a structure) holds a GPU request: a manifest written as text. */
 function gpuRequestInText(node: Node | null | undefined, depth = 0): boolean {
   return textsAskingForGpus(node, depth).length > 0;
@@ -134,8 +172,12 @@ function textsAskingForGpus(node: Node | null | undefined, depth = 0, out: Scala
   if (!node || depth > MAX_DEPTH) return out;
   if (isScalar(node)) {
     if (typeof node.value === 'string' && node.value.includes('\n') && asksForGpus(node.value)) out.push(node);
-  } else if (isMap(node)) for (const pair of node.items) textsAskingForGpus(pair.value as Node | null, depth + 1, out);
-  else if (isSeq(node)) for (const item of node.items) textsAskingForGpus(item as Node | null, depth + 1, out);
+  } else if (isMap(node)) {
+    // An annotation's value is data about the object, never submitted (asksOutsideAnnotations).
+    for (const pair of node.items)
+      if (!isScalar(pair.key) || pair.key.value !== 'annotations')
+        textsAskingForGpus(pair.value as Node | null, depth + 1, out);
+  } else if (isSeq(node)) for (const item of node.items) textsAskingForGpus(item as Node | null, depth + 1, out);
   return out;
 }
 
