@@ -1,4 +1,5 @@
 import { condaAdmits, parseCondaVersionSpec } from '../../src/analysis/conda-versions.js';
+import { isPypiIndex, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
 import { projectName } from '../../src/analysis/packages.js';
 import { PYG_DOCS, torchPage } from '../../src/analysis/torch-pages.js';
 import type { Unit, UnitPackage } from '../../src/analysis/units.js';
@@ -25,6 +26,18 @@ const MESSAGES = {
   wheelBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned',
 };
 type MessageId = keyof typeof MESSAGES;
+
+/**
+ * A wheel taken by URL from neither PyTorch's indexes nor PyPI: a vendor's build (AMD publishes torch 2.9.1 with
+ * torchvision 0.24.0 on repo.radeon.com, built against each other), whose pairing is its vendor's. PyTorch's release
+ * pairs say nothing of it, either way.
+ */
+function vendorBuild(url: string | undefined): boolean {
+  return url !== undefined && /^https?:\/\//i.test(url) && !isPytorchIndex(url) && !isPypiIndex(url);
+}
+
+/** The companions whose pairing with torch is PyTorch's release pairing (torch's own Requires-Dist for triton). */
+const VENDOR_PAIRED: ReadonlySet<string> = new Set(['torchvision', 'torchaudio', 'triton']);
 
 /** A torch pinned to one version: what a stage's companions are compared with. */
 function isPinnedTorch({ pkg }: UnitPackage): boolean {
@@ -81,6 +94,9 @@ export default defineRule({
         if (!torch) continue;
         const { version: torchVersion, release, related } = pinned.get(torch)!;
         const version = publicVersion(pkg.exact);
+        // A vendor's build (AMD's torch and torchvision wheels on repo.radeon.com) pairs with torchvision, torchaudio
+        // and triton as its vendor built it, not as PyTorch's releases do.
+        if (VENDOR_PAIRED.has(name) && (vendorBuild(pkg.url) || vendorBuild(torch.pkg.url))) continue;
         if (pkg.torchRequirement !== undefined && torch.pkg.ecosystem === 'conda') {
           // A lock records what this very build requires of pytorch: that decides, not PyPI's pairing (conda-forge's
           // torchvision 0.15.2 is built for pytorch >=2.0.0,<2.1.0a0, PyPI's for torch 2.0.1 only).
