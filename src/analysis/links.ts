@@ -7,7 +7,8 @@ import { StageTree } from './stages.js';
  * Where a file that another file pulls in lives in the repository, in order of preference. Requirements
  * includes are relative to the including file. A Dockerfile's `pip install -r X` names a path inside the
  * image, so it is traced back through the stage's COPY instructions to the build context, which is assumed
- * to be the Dockerfile's directory (then each directory above it, up to the repository root). Paths that leave the repository are dropped.
+ * to be the Dockerfile's directory (then each directory above it, up to the repository root). Paths that leave
+ * the repository are dropped.
  */
 export function includeCandidates(file: ParsedFile, include: IncludeFact): string[] {
   const base = dirname(file.path);

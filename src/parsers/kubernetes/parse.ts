@@ -246,8 +246,8 @@ function whereTheImageIs(body: string): string {
 
 /**
  * A template's document (Helm, Go or Jinja `{{ … }}`), not read until rendered: said not checked, failing closed
- * where it asks for GPUs. Where blocks come from the chart (`{{ include … }}`, `{{ toYaml .Values.resources | nindent 12 }}`), its
- * GPU request may be among them: said so, rather than that it asks for none.
+ * where it asks for GPUs. Where blocks come from the chart (`{{ include … }}`, `{{ toYaml .Values.resources |
+ * nindent 12 }}`), its GPU request may be among them: said so, rather than that it asks for none.
  */
 function templateNotChecked(sink: FactSink, body: string, start: number, text: string): void {
   // A kind that holds no pod (a ServiceAccount, a ConfigMap, a ClusterRole) is nothing to check, rendered or not; nor
