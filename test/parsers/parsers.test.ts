@@ -93,3 +93,26 @@ describe('regressions found by fuzzing', () => {
       expect(span.end).toBeLessThanOrEqual(text.length);
   });
 });
+
+describe('a Dockerfile built by another BuildKit frontend', () => {
+  const parse = (text: string) => parseFile('Dockerfile', text, 'dockerfile');
+  it('is said not checked at its syntax directive, failing closed where it names CUDA', () => {
+    const dalec = parse('# syntax=ghcr.io/azure/dalec/frontend:0.18\n\nname: skopeo\n');
+    expect([dalec.problems, dalec.unresolved.map((fact) => [fact.text, fact.fails ?? false])]).toEqual([
+      [],
+      [['# syntax=ghcr.io/azure/dalec/frontend:0.18', false]],
+    ]);
+    const cuda = parse('# escape=`\n# syntax = example.com/frontend:1\ndependencies: [cuda-toolkit]\n');
+    expect(cuda.unresolved.map((fact) => [fact.text, fact.fails])).toEqual([['# syntax=example.com/frontend:1', true]]);
+  });
+  it("Docker's own Dockerfile frontend, and a directive after a comment (no directive then), are Dockerfiles", () => {
+    for (const first of [
+      '# syntax=docker/dockerfile:1',
+      '# syntax=docker.io/docker/dockerfile-upstream:master',
+      '# hi\n# syntax=x/y',
+    ])
+      expect(parse(`${first}\nRUN echo\n`).problems.map((problem) => problem.message)).toEqual([
+        'no FROM instruction: this does not look like a Dockerfile',
+      ]);
+  });
+});

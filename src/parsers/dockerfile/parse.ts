@@ -118,7 +118,18 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
       });
     }
   }
-  if (stage < 0 && instructions.length > 0)
+  const frontend = stage < 0 ? FOREIGN_FRONTEND.exec(source.text) : null;
+  if (frontend) {
+    // `# syntax=ghcr.io/azure/dalec/frontend:0.18`: BuildKit hands the file to that frontend, whose format is its own
+    // (docs.docker.com/build/buildkit/frontend/); `docker build` accepts it, and nothing of it is a Dockerfile's.
+    const at = frontend.index + frontend[0].indexOf('syntax');
+    sink.unresolved.push({
+      span: { start: at, end: frontend.index + frontend[0].trimEnd().length },
+      text: `# syntax=${frontend[1]}`,
+      reason: `${frontend[1]} is a BuildKit frontend other than Dockerfile's, so this file is in that frontend's own format and is not read${CUDA_WORDS.test(source.text) ? ' (it names CUDA, NVIDIA or torch)' : ''}`,
+      ...(CUDA_WORDS.test(source.text) ? { fails: true } : {}),
+    });
+  } else if (stage < 0 && instructions.length > 0)
     sink.problems.push({
       span: { start: 0, end: 0 },
       message: 'no FROM instruction: this does not look like a Dockerfile',
@@ -357,6 +368,16 @@ function joinContinuations(source: SourceText, start: number, end: number, escap
   }
   return builder.build();
 }
+
+/**
+ * A `# syntax=` parser directive (the file's first lines, before any instruction) that names a frontend other than
+ * Docker's Dockerfile frontend (`docker/dockerfile`, `docker/dockerfile-upstream`, on Docker Hub by any spelling).
+ */
+const FOREIGN_FRONTEND =
+  /^(?:[ \t]*#[ \t]*\w+[ \t]*=[^\n]*\n)*?[ \t]*#[ \t]*syntax[ \t]*=[ \t]*(?!(?:docker\.io\/)?docker\/dockerfile(?:-upstream)?(?:[:@\s]|$))(\S+)[ \t]*\r?(?:\n|$)/i;
+
+/** Words that tie a file to a GPU build. */
+const CUDA_WORDS = /cuda|nvidia|torch/i;
 
 const SCRIPT_RUNNERS = new Set(['bash', 'sh', '/bin/bash', '/bin/sh', '/usr/bin/env']);
 
