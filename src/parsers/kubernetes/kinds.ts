@@ -118,10 +118,22 @@ export const WORKLOAD_KINDS: readonly WorkloadKind[] = [
 ];
 
 /**
- * The extended resources NVIDIA's device plugin gives GPUs by, as a regular expression's source: `nvidia.com/gpu`, its
- * time-sliced or MPS-shared `nvidia.com/gpu.shared`, and a MIG profile (`nvidia.com/mig-1g.10gb`).
+ * The extended resources NVIDIA's device plugins give GPUs by, as a regular expression's source: `nvidia.com/gpu`, its
+ * time-sliced or MPS-shared `nvidia.com/gpu.shared`, a MIG profile (`nvidia.com/mig-1g.10gb`), and `nvidia.com/pgpu`,
+ * a whole GPU passed through to a Kata or confidential-containers VM by the GPU Operator's sandbox device plugin
+ * (docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-kata.html).
  */
-export const GPU_RESOURCE = String.raw`nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)`;
+export const GPU_RESOURCE = String.raw`nvidia\.com\/(?:gpu(?:\.shared)?|pgpu|mig-[\w.-]+)`;
+
+/**
+ * GPUs asked for by a kind's own name for them, with no NVIDIA resource in the document: KubeAI's Model by a resource
+ * profile of NVIDIA GPUs (`resourceProfile: nvidia-gpu-l4:1`; KubeAI's profiles `nvidia-gpu-*` ask for
+ * `nvidia.com/gpu`: kubeai.org/concepts/resource-profiles/), and KAITO's Workspace by an Azure VM size of the NC or ND
+ * series, whose GPUs are NVIDIA's (learn.microsoft.com/azure/virtual-machines/sizes/overview, "GPU accelerated"),
+ * AMD's MI300X size apart.
+ */
+export const GPU_BY_KIND_NAME =
+  /^[ \t]*(?:resourceProfile[ \t]*:[ \t]*["']?nvidia-[\w.-]+:[ \t]*[1-9]|instanceType[ \t]*:[ \t]*["']?Standard_N[CD](?![\w]*MI\d)\w*)/m;
 
 /** A GPU resource as a key (`nvidia.com/gpu: 1`); a count of zero asks for none (`nvidia.com/gpu: 0`). */
 export const GPU_REQUEST_KEY = new RegExp(

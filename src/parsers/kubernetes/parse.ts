@@ -30,7 +30,7 @@ import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
 import { scalarText, yamlProblem } from '../yaml-text.js';
 import { MappedBuilder, type Mapped } from '../mapped.js';
-import { GPU_REQUEST_KEY, GPU_RESOURCE } from './kinds.js';
+import { GPU_BY_KIND_NAME, GPU_REQUEST_KEY, GPU_RESOURCE } from './kinds.js';
 
 /**
  * A reference as Docker's grammar writes one (distribution/reference): an optional registry host, lower-case path
@@ -115,6 +115,14 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
       );
   }
   return sink.finish(path, 'kubernetes', source);
+}
+
+/** A registry written apart (`registry: docker.io`) before the repository: not editable where the reference is. */
+function withRegistry(registry: string, repository: Mapped): Mapped {
+  const builder = new MappedBuilder();
+  builder.pushSegment(`${registry}/`, -1, repository.site(0, 0));
+  builder.pushMapped(repository);
+  return builder.build();
 }
 
 /** `repository` and a `:tag` written elsewhere, as one reference: the tag is not editable where the reference is. */
@@ -235,6 +243,10 @@ function whereTheImageIs(body: string): string {
     return 'its image is that of the serving runtime its model names (a ServingRuntime or ClusterServingRuntime), not in this document';
   if (kind === 'TrainJob')
     return 'its image is that of the training runtime it names (runtimeRef), not in this document';
+  if (kind === 'Model' && /^apiVersion:[ \t]*kubeai\.org\//m.test(body))
+    return "its image is that of the engine it names (`engine:`), set in KubeAI's own configuration (modelServers), not in this document";
+  if (kind === 'Workspace' && /^apiVersion:[ \t]*kaito\.sh\//m.test(body))
+    return "its image is KAITO's, for the preset it names (`inference.preset`), not in this document";
   if (kind === 'Playground')
     return "its image is that of the backend runtime it names (llmaz's BackendRuntime, `backendRuntimeConfig.backendName`, vllm by default), not in this document";
   if (!/^[ \t-]*image[ \t]*:/m.test(body))
@@ -361,7 +373,7 @@ const TEMPLATE_BLOCK = /\{\{-?\s*(?:include|template|toYaml|tpl)\b|\|\s*(?:n?ind
  * `key: nvidia.com/gpu` asks for nothing (the device plugin's DaemonSet tolerates the GPU taint without a GPU).
  */
 function asksForGpus(body: string): boolean {
-  return GPU_REQUEST_KEY.test(body) || GPU_REQUEST_VALUE.test(body);
+  return GPU_REQUEST_KEY.test(body) || GPU_REQUEST_VALUE.test(body) || GPU_BY_KIND_NAME.test(body);
 }
 
 /** A GPU resource as a field's value (`gpuType: nvidia.com/gpu`), not a toleration's or a selector's `key:`. */
@@ -515,10 +527,15 @@ class Reader {
         return;
       }
     }
-    // NIMService: `spec.image.repository` and `.tag`, with `spec.resources`.
+    // NIMService: `spec.image.repository` and `.tag`, with `spec.resources`; production-stack's VLLMRuntime:
+    // `spec.deploymentConfig.image.registry` and `.name`, with `resources.gpu` (a count).
     const image = this.map(node, 'image');
-    if (image && this.text(image.get('repository', true) as Node | undefined) !== undefined) {
-      this.containerOf(node, node, workload, dockerfile, 'image');
+    if (
+      image &&
+      (this.text(image.get('repository', true) as Node | undefined) ??
+        this.text(image.get('name', true) as Node | undefined)) !== undefined
+    ) {
+      this.containerOf(node, node, workload, dockerfile, 'image', this.gpuCount(node));
       return;
     }
     for (const pair of node.items) {
@@ -709,15 +726,43 @@ class Reader {
     );
   }
 
-  /** A container's image as written: `image: ref`, or NIMService's `image: { repository, tag }` joined. */
+  /**
+   * A container's image as written: `image: ref`, or an image map joined: NIMService's `{ repository, tag }`,
+   * VLLMRuntime's `{ registry, name }` (its name may carry the tag).
+   */
   private imageText(container: YAMLMap, shape: string | undefined): ReturnType<typeof scalarText> {
     const node = this.resolve(container.get('image', true) as Node | undefined);
     if (shape !== 'image' || !node || !isMap(node)) return scalarText(node, this.source);
-    const repository = scalarText(this.resolve(node.get('repository', true) as Node | undefined), this.source);
+    const repository =
+      scalarText(this.resolve(node.get('repository', true) as Node | undefined), this.source) ??
+      scalarText(this.resolve(node.get('name', true) as Node | undefined), this.source);
     const tag = this.text(node.get('tag', true) as Node | undefined);
+    const registry = this.text(node.get('registry', true) as Node | undefined)?.replace(/\/+$/, '');
     if (!repository) return undefined;
-    // The repository is where the image is written; the tag beside it is added to the reference read.
-    return tag === undefined ? repository : withTag(repository, tag);
+    // The repository is where the image is written; the registry and the tag beside it are added to the reference.
+    const joined = tag === undefined ? repository : withTag(repository, tag);
+    return registry && !repository.text.startsWith(`${registry}/`) ? withRegistry(registry, joined) : joined;
+  }
+
+  /**
+   * A count of GPUs its kind writes as `resources.gpu` (production-stack's VLLMRuntime; its `gpuType`, where given,
+   * says whose), or `resources.limits.gpu` (Dynamo): more than zero, of NVIDIA's or of no stated type.
+   */
+  private gpuCount(node: YAMLMap): boolean {
+    // NIM operator's NIMService asks for its GPUs by DRA claims in `draResources` where it names no resource
+    // (github.com/NVIDIA/k8s-nim-operator, api/apps/v1alpha1: "DRAResources ... to be used for the NIMService").
+    const dra = this.resolve(node.get('draResources', true) as Node | undefined);
+    if (dra && isSeq(dra) && dra.items.length > 0) return true;
+    const resources = this.map(node, 'resources');
+    if (!resources) return false;
+    const limits = this.map(resources, 'limits');
+    const count =
+      this.text(resources.get('gpu', true) as Node | undefined) ??
+      (limits ? this.text(limits.get('gpu', true) as Node | undefined) : undefined);
+    const type = this.text(resources.get('gpuType', true) as Node | undefined);
+    return (
+      count !== undefined && /^[1-9]\d*$/.test(count.trim()) && (type === undefined || /^nvidia\.com\//.test(type))
+    );
   }
 
   /**
