@@ -47,6 +47,8 @@ export interface Variable {
   readonly value: Mapped;
   /** Where the value is defined (ARG/ENV), for edits that must go to the definition. */
   readonly defined?: Span;
+  /** An ARG's default: `--build-arg` gives it another value in a build. */
+  readonly buildArg?: boolean;
 }
 
 export type Resolver = (name: string) => Variable | { readonly unresolved: string } | undefined;
@@ -170,13 +172,32 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
       operators.push(operator);
       redirected.push(redirect);
       const depth = blocks;
-      blocks = track(current, { before, after: operator, blocks, locals, paths, text, start: commandStart, end: i });
+      blocks = track(current, {
+        before,
+        after: operator,
+        blocks,
+        locals,
+        paths,
+        text,
+        start: commandStart,
+        end: i,
+        resolve,
+      });
       // `then …` after `if a` is inside the block; `if a` itself (its condition runs) and `fi` are not. A branch the
       // script's own values decide runs for certain (`then` of `if [ "$FLAG" = true ]` with FLAG=true): not in a block.
       const within = depth > 0 && !BLOCK_CLOSE.has(current[0]!.text);
-      const held = within ? paths.certain(depth) : undefined;
-      inBlock.push(within && !held);
-      holding.push(held?.length ? held : undefined);
+      if (within && paths.dead(depth)) {
+        // `elif`/`else` of an `if` the script's own values make true (`if [ "${CUDA_VERSION%%.*}" = "12" ]` under a
+        // CUDA 12 image): it never runs with them, so nothing of it is installed.
+        commands.pop();
+        operators.pop();
+        redirected.pop();
+        if (rereads.at(-1)?.index === commands.length) rereads.pop();
+      } else {
+        const held = within ? paths.certain(depth) : undefined;
+        inBlock.push(within && !held);
+        holding.push(held?.length ? held : undefined);
+      }
       before = operator;
     } else if (operator !== '\n' && operator !== ';') before = operator;
     current = [];
@@ -297,28 +318,77 @@ class Paths {
     readonly kind: 'if' | 'other';
     readonly branches: Map<string, Variable | null>[];
     complete: boolean;
-    /** An `if` whose condition the script's known values decide (`[ "$FLAG" = true ]`): that condition, as written. */
-    readonly holds: string | undefined;
-    /** Whether the branch being read runs whatever the build: the first `then` of an `if` that holds. */
-    taken: boolean;
+    /** The condition of the `if` or `elif` just read, where the script's known values decide it. */
+    condition: Condition | undefined;
+    /** Whether every condition of the chain so far is false with the file's values: the next one is tested. */
+    reached: boolean;
+    /** Whether those conditions are false whatever the build arguments. */
+    reachedFixed: boolean;
+    /** Whether a branch of the chain ran with the file's values: the shell tests and runs nothing after it. */
+    settled: boolean;
+    /** Whether that branch runs whatever the build arguments: then nothing after it ever runs. */
+    settledFixed: boolean;
+    /** The condition, as written, of the branch being read where it runs whatever the build. */
+    holds: string | undefined;
+    /** Whether the branch being read never runs with the script's values. */
+    dead: boolean;
   }[] = [];
   /** The assignment of `cmd && X=1` waiting for its `|| X=2`. */
   pendingOr: { readonly name: string; readonly value: Variable | null } | undefined;
 
-  /** A block opens; `holds` is the condition of an `if` the known values make true. */
-  opened(keyword: string, holds?: string): void {
-    this.open.push({ kind: keyword === 'if' ? 'if' : 'other', branches: [], complete: false, holds, taken: false });
+  /** A block opens; `condition` is an `if`'s, where the known values decide it. */
+  opened(keyword: string, condition?: Condition): void {
+    this.open.push({
+      kind: keyword === 'if' ? 'if' : 'other',
+      branches: [],
+      complete: false,
+      condition,
+      reached: true,
+      reachedFixed: true,
+      settled: false,
+      settledFixed: false,
+      holds: undefined,
+      dead: false,
+    });
   }
 
-  /** `then` and `else` start a branch of the innermost `if` (`elif` is followed by its own `then`). */
-  branch(keyword: string): void {
+  /**
+   * `then` and `else` start a branch of the innermost `if`; `elif` tests its own condition, followed by its `then`.
+   * A branch runs for certain where its condition holds and every one before it is false; it never runs where its
+   * condition is false, or after a branch that ran for certain (`if [ "${CUDA_VERSION%%.*}" = "12" ] … elif … = "13"`
+   * under a CUDA 12 image: the `elif` never runs).
+   */
+  branch(keyword: string, condition?: Condition): void {
     const top = this.open.at(-1);
     if (!top) return;
-    // Only the first `then` of an `if` that holds runs for certain: `elif`, `else` and loop bodies may not.
-    top.taken = keyword === 'then' && top.kind === 'if' && top.holds !== undefined && top.branches.length === 0;
+    top.holds = undefined;
+    top.dead = false;
     if (top.kind !== 'if') return;
-    if (keyword === 'then' || keyword === 'else') top.branches.push(new Map());
-    if (keyword === 'else') top.complete = true;
+    if (keyword === 'elif') {
+      // The chain reaches this test only while every condition before it was false.
+      const before = top.condition;
+      top.reachedFixed = top.reachedFixed && top.reached && before?.value === false && before.fixed;
+      top.reached = top.reached && before?.value === false;
+      top.condition = condition;
+      top.dead = top.settledFixed;
+      return;
+    }
+    if (keyword === 'then') {
+      top.branches.push(new Map());
+      const condition = top.condition;
+      // A branch whose condition is false, or after one that ran, never runs; where a build argument decides that
+      // (its default makes the condition false), another build may run it: it may or may not run.
+      if (top.settledFixed || (condition?.value === false && condition.fixed)) top.dead = true;
+      else if (condition?.value === true && top.reached && !top.settled) {
+        top.holds = condition.written;
+        top.settled = true;
+        top.settledFixed = condition.fixed && top.reachedFixed;
+      }
+    } else if (keyword === 'else') {
+      top.branches.push(new Map());
+      top.complete = true;
+      top.dead = top.settledFixed;
+    }
   }
 
   /**
@@ -329,10 +399,16 @@ class Paths {
     const held: string[] = [];
     for (let k = 0; k < depth && k < this.open.length; k++) {
       const block = this.open[k]!;
-      if (!block.taken || block.holds === undefined) return undefined;
+      if (block.holds === undefined) return undefined;
       held.push(block.holds);
     }
     return held;
+  }
+
+  /** Whether one of the outermost `depth` blocks is on a branch that never runs with the script's values. */
+  dead(depth: number): boolean {
+    for (let k = 0; k < depth && k < this.open.length; k++) if (this.open[k]!.dead) return true;
+    return false;
   }
 
   /** An assignment on the innermost block's current branch; false when it lies on no branch this class follows. */
@@ -374,15 +450,28 @@ interface Surroundings {
   readonly text: string;
   readonly start: number;
   readonly end: number;
+  /** How the script reads a variable there. */
+  readonly resolve: Resolver;
+}
+
+/** A condition of an `if` or `elif` the script's known values decide: true or false, and as written. */
+interface Condition {
+  readonly value: boolean;
+  readonly written: string;
+  /**
+   * Whether no build argument decides it: its values are ENV's, the image's or the script's own. One an ARG's
+   * default decides (`[ "$FLAG" = true ]` with `ARG FLAG=false`) goes the other way with `--build-arg FLAG=true`.
+   */
+  readonly fixed: boolean;
 }
 
 /**
- * The condition of an `if` (the words after the keyword), as written, where the values the script knows make it true:
- * `[ "$FLAG" = "true" ]`, `[[ $X == 1 ]]`, `test -n "$X"`, `$FLAG` (the command `true`), each maybe after `!`. Only a
- * condition that ends at `;` or a line break (no `&&`, `||` or pipeline) and whose every word is known; anything else,
- * or a false condition, is undefined: its branch may not run.
+ * The condition of an `if` or `elif` (the words after the keyword), where the values the script knows decide it:
+ * `[ "$FLAG" = "true" ]`, `[[ $X == 1 ]]`, `test -n "$X"`, `$FLAG` (the command `true` or `false`), each maybe after
+ * `!`. Only a condition that ends at `;` or a line break (no `&&`, `||` or pipeline) and whose every word is known;
+ * anything else is undefined: its branch may or may not run.
  */
-function holdingCondition(condition: readonly Word[], where: Surroundings): string | undefined {
+function conditionOf(condition: readonly Word[], where: Surroundings): Condition | undefined {
   if (where.after !== ';' && where.after !== '\n') return undefined;
   if (condition.length === 0 || condition.some((word) => word.unresolved)) return undefined;
   const texts = condition.map((word) => word.text);
@@ -393,12 +482,17 @@ function holdingCondition(condition: readonly Word[], where: Surroundings): stri
   else if (words[0] === '[' && words.at(-1) === ']') holds = testHolds(words.slice(1, -1), false);
   else if (words[0] === '[[' && words.at(-1) === ']]') holds = testHolds(words.slice(1, -1), true);
   else if (words[0] === 'test') holds = testHolds(words.slice(1), false);
-  if (holds === undefined || holds === negated) return undefined;
+  if (holds === undefined) return undefined;
   const written = where.text
     .slice(where.start, where.end)
-    .replace(/^\s*(?:(?:then|else|do)\s+)?if\s+/, '')
+    .replace(/^\s*(?:(?:then|else|do)\s+)?(?:el)?if\s+/, '')
     .trim();
-  return written.length > 60 ? `${written.slice(0, 57)}...` : written;
+  const names = [...where.text.slice(where.start, where.end).matchAll(/\$\{?([A-Za-z_]\w*)/g)].map((m) => m[1]!);
+  const fixed = names.every((name) => {
+    const variable = where.resolve(name);
+    return variable !== undefined && 'value' in variable && !variable.buildArg;
+  });
+  return { value: holds !== negated, written: written.length > 60 ? `${written.slice(0, 57)}...` : written, fixed };
 }
 
 /** What `test` gives for these operands: only the string and integer comparisons, else undefined. */
@@ -432,7 +526,7 @@ function track(command: Command, where: Surroundings): number {
   const depth = blocks;
   const first = words[0]!.text;
   if (BLOCK_OPEN.has(first)) {
-    paths.opened(first, first === 'if' ? holdingCondition(words.slice(1), where) : undefined);
+    paths.opened(first, first === 'if' ? conditionOf(words.slice(1), where) : undefined);
     paths.pendingOr = undefined;
     return depth + 1;
   }
@@ -443,11 +537,11 @@ function track(command: Command, where: Surroundings): number {
     return Math.max(0, depth - 1);
   }
   if (BLOCK_INNER.has(first)) {
-    paths.branch(first);
+    paths.branch(first, first === 'elif' ? conditionOf(words.slice(1), where) : undefined);
     words = words.slice(1);
     // `then if b` opens a block inside the branch.
     if (words.length > 0 && BLOCK_OPEN.has(words[0]!.text)) {
-      paths.opened(words[0]!.text, words[0]!.text === 'if' ? holdingCondition(words.slice(1), where) : undefined);
+      paths.opened(words[0]!.text, words[0]!.text === 'if' ? conditionOf(words.slice(1), where) : undefined);
       paths.pendingOr = undefined;
       return depth + 1;
     }

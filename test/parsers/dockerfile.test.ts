@@ -244,6 +244,42 @@ describe('Dockerfile parser', () => {
     });
   });
 
+  it('reads nothing of a branch that never runs with values no build argument changes; one an ARG decides may run', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM python:3.12',
+        'ENV MODE=gpu',
+        'ENV OFF=false',
+        'RUN if [ "$MODE" = cpu ]; then pip install n==1; elif [ "$MODE" = gpu ]; then pip install o==1; else pip install p==1; fi',
+        'RUN if [ "$OFF" = true ]; then pip install q==1; else pip install r==1; fi',
+        'RUN if [ "$MODE" = gpu ]; then pip install s==1; elif [ "$X" = 1 ]; then pip install t==1; else pip install u==1; fi',
+        'ARG FLAG=true',
+        'RUN if [ "$FLAG" = false ]; then pip install v==1; elif [ "$MODE" = gpu ]; then pip install w==1; fi',
+        'RUN if [ "$FLAG" = true ]; then pip install x==1; else pip install y==1; fi',
+        '',
+      ].join('\n'),
+    );
+    const read = Object.fromEntries(
+      file.packages.map((pkg) => {
+        const context = file.contexts[pkg.context!]!;
+        return [pkg.name, context.mayNotRun ? 'may not run' : (context.holds ?? 'runs')];
+      }),
+    );
+    expect(read).toEqual({
+      // ENV decides: the branch that holds runs, the others (their conditions untested) never do.
+      o: '[ "$MODE" = gpu ]',
+      r: 'may not run',
+      s: '[ "$MODE" = gpu ]',
+      // An ARG's default decides: the branch it picks is read as running (as the default builds it), and the others
+      // may run, since --build-arg can pick them.
+      v: 'may not run',
+      w: '[ "$MODE" = gpu ]',
+      x: '[ "$FLAG" = true ]',
+      y: 'may not run',
+    });
+  });
+
   it('marks the pip and uv installs that replace what is installed (-U, --force-reinstall, -I, uv --reinstall)', () => {
     const file = parseDockerfile(
       'Dockerfile',

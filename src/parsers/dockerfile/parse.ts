@@ -270,7 +270,7 @@ function recordProperties({ sink, source }: Reading, instruction: InstructionVie
       continue;
     }
     const value = expanded.value;
-    scope.set(key, { value, defined: found.span });
+    scope.set(key, { value, defined: found.span, ...(kind === 'ARG' ? { buildArg: true } : {}) });
     sink.env.push({
       span: { start: property.nameSpan.start, end: found.span.end },
       stage,
