@@ -68,8 +68,10 @@ export default defineRule({
       const last = file.images.at(-1);
       const built = fleet && last ? baseImage(file, last.stage) : undefined;
       for (const image of file.images) {
-        // A reference a build argument completes is the build's to say (image-pin notes it where pinning is asked).
-        if (image.unresolved) continue;
+        // A reference a build argument completes is the build's to say (image-pin notes it where pinning is asked),
+        // except where it is the base of the image built and a fleet is to run it: its CUDA, and so the drivers it
+        // needs, are not known, and that is said.
+        if (image.unresolved && !(image === built && image.fromStage === undefined)) continue;
         if (image.fromStage === undefined && rocmImage(image) && imageCuda(image, kb) === undefined) {
           if (once(file, image))
             report({

@@ -299,6 +299,16 @@ function recordFrom({ sink, source, escape }: Reading, instruction: InstructionV
     sink.problems.push({ span, message: 'FROM needs an image' });
     return;
   }
+  if (imageArg.value.startsWith('{{')) {
+    // `FROM {{ SRC_IMAGE }}`: a Dockerfile template (Jinja, Go), whose image is filled in when it is rendered.
+    const close = source.text.indexOf('}}', imageArg.start);
+    const end = close < 0 || close > span.end ? imageArg.end : close + 2;
+    const reference = source.text.slice(imageArg.start, end);
+    const unresolved = `${reference} is a template placeholder, filled in when the Dockerfile is rendered`;
+    sink.images.push({ span: { start: imageArg.start, end }, stage, reference, ...parseImageRef(''), unresolved });
+    sink.unresolved.push({ span: { start: imageArg.start, end }, text: reference, reason: unresolved });
+    return;
+  }
   const commands = splitCommands(
     joinContinuations(source, imageArg.start, imageArg.end, escape),
     resolverFor(globals, globals, undefined),
