@@ -240,6 +240,23 @@ spec:
     ]);
   });
 
+  it('a CustomResourceDefinition is passed over unread, and the documents beside it keep their places', () => {
+    const schema = Array.from(
+      { length: 2000 },
+      (_, i) => `            containers${i}:\n              description: image`,
+    ).join('\n');
+    const crd = `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: { name: things.example.com }\nspec:\n  versions:\n  - name: v1\n    schema:\n      openAPIV3Schema:\n        properties:\n${schema}\n`;
+    const pod =
+      'apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: main\n    image: nvcr.io/nvidia/pytorch:24.05-py3\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n';
+    for (const text of [`${crd}---\n${pod}`, `${pod}---\n${crd}`, `---\n${crd}...\n---\n${pod}`]) {
+      const file = manifest(text);
+      expect([file.problems, file.unresolved]).toEqual([[], []]);
+      expect(file.containers.map((container) => at(text, container.image.span))).toEqual([
+        'nvcr.io/nvidia/pytorch:24.05-py3',
+      ]);
+    }
+  });
+
   it("RayCluster's head and worker groups are replicas of their own", () => {
     const text = `apiVersion: ray.io/v1
 kind: RayCluster

@@ -63,7 +63,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
   const source = new SourceText(path, text);
   const sink = new FactSink();
   sink.suppressions.push(...findSuppressions(source));
-  const docs = parseAllDocuments(text, { uniqueKeys: false, prettyErrors: false, strict: false });
+  const docs = parseAllDocuments(withoutDefinitions(text), { uniqueKeys: false, prettyErrors: false, strict: false });
   const list = Array.isArray(docs) ? docs : [docs];
   const claims = gpuClaims(list, text);
   for (const [i, doc] of list.entries()) {
@@ -124,6 +124,31 @@ function withRegistry(registry: string, repository: Mapped): Mapped {
   builder.pushMapped(repository);
   return builder.build();
 }
+
+/**
+ * The text with every CustomResourceDefinition document turned into one comment line of the same length (so every
+ * other position stays where it is). A CRD holds no pod, only the schema of a kind, and operators' schemas run to
+ * megabytes (KubeRay's are 0.8–1.4 MB each, full of `containers:` and `image:` property names): reading them as YAML
+ * cost seconds and found nothing. A document ends only at a `---` or `...` line at the margin (YAML 1.2, 9.1: no
+ * scalar holds one), so documents are split there.
+ */
+function withoutDefinitions(text: string): string {
+  if (!text.includes('CustomResourceDefinition')) return text;
+  const ends = [...text.matchAll(/^(?:---|\.\.\.)(?=[ \t\r\n]|$)/gm)].map((match) => match.index);
+  let out = '';
+  let at = 0;
+  for (const end of [...ends, text.length]) {
+    const doc = text.slice(at, end);
+    if (doc.length > 1 && DEFINITION.test(doc)) {
+      const lineFeed = doc.endsWith('\n');
+      out += `#${' '.repeat(doc.length - (lineFeed ? 2 : 1))}${lineFeed ? '\n' : ''}`;
+    } else out += doc;
+    at = end;
+  }
+  return out;
+}
+
+const DEFINITION = /^kind[ \t]*:[ \t]*["']?CustomResourceDefinition["']?[ \t]*(?:#.*)?\r?$/m;
 
 /** `repository` and a `:tag` written elsewhere, as one reference: the tag is not editable where the reference is. */
 function withTag(repository: Mapped, tag: string): Mapped {
