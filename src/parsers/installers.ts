@@ -20,6 +20,8 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
     return recordPixiInstall(sink, words.slice(2), words, stage);
   if (program === 'poetry' && (words[1]?.text === 'install' || words[1]?.text === 'sync'))
     return recordPoetryInstall(sink, words.slice(2), words, stage);
+  if (program === 'pdm' && (words[1]?.text === 'install' || words[1]?.text === 'sync'))
+    return recordPdmInstall(sink, words.slice(2), words, stage);
   if (program === 'conda-lock' && words[1]?.text === 'install')
     return recordCondaLockInstall(sink, words.slice(2), words, stage);
   if (/^(conda|mamba|micromamba)$/.test(program)) {
@@ -225,6 +227,25 @@ function recordPoetryInstall(sink: FactSink, args: readonly Word[], all: readonl
     ],
     [...(main ? ['the project'] : []), ...selects],
   );
+  return true;
+}
+
+/**
+ * `pdm install` / `pdm sync`: the project in the working directory (or `-p/--project DIR`) from its pyproject.toml,
+ * with PDM's sources (pdm-project.org/latest/reference/cli/#install). Its selections (`-G group`, `--prod`) and its
+ * pdm.lock are not read: the project's own dependencies are, as its sources route them.
+ */
+function recordPdmInstall(sink: FactSink, args: readonly Word[], all: readonly Word[], stage: number): boolean {
+  const context = addRequirementsContext(sink, 'pip', commandSpan(all), { stage });
+  const read = optionReader(args);
+  let directory = '.';
+  for (let i = 0; i < args.length; i++) {
+    const option = read(i);
+    if (option.name === '-p' || option.name === '--project') directory = option.value() ?? directory;
+    else if (/^(?:-G|--group|-L|--lockfile|--venv|-k|--skip)$/.test(option.name)) option.value();
+    i = option.next();
+  }
+  projectIncludes(sink, context, directory, [['pyproject.toml', false]], ['the project']);
   return true;
 }
 

@@ -77,6 +77,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   if (!root) return sink.finish(path, 'pyproject', source);
   const indexes = readIndexes(root, sink);
   const routes = readSources(root, sink);
+  readPdmSources(root, sink, indexes, routes);
 
   // Poetry's main dependencies are the project's as much as PEP 621's; its sources are indexes like uv's.
   const poetry = readPoetry(root);
@@ -391,6 +392,53 @@ function readIndexes(root: TomlTable, sink: FactSink): Map<string, Index> {
       table: false,
     });
   return indexes;
+}
+
+/**
+ * PDM's `[[tool.pdm.source]]` (pdm-project.org/latest/usage/config/, "Configure the package indexes"): an index of
+ * `type = "index"` (the default) beside PyPI, or PyPI itself where it is named `pypi`; `type = "find_links"` a page
+ * of links. A source with `include_packages` is the only one those packages are searched in ("Specify index for
+ * individual packages"): a route of each package it names to that source, which then serves nothing else. A name
+ * pattern (`torch*`) is not followed; such a source is read as serving every package, as without the list.
+ */
+function readPdmSources(
+  root: TomlTable,
+  sink: FactSink,
+  indexes: Map<string, Index>,
+  routes: Map<string, Route[]>,
+): void {
+  const list = lookup(root, 'tool', 'pdm', 'source');
+  if (list?.kind !== 'array') return;
+  for (const entry of list.items) {
+    if (entry.kind !== 'table') continue;
+    const name = entry.entries.get('name');
+    const url = entry.entries.get('url');
+    if (url?.kind !== 'string' || name?.kind !== 'string') {
+      sink.problems.push({ span: entry.span, message: 'a [[tool.pdm.source]] entry needs a name and a url' });
+      continue;
+    }
+    const type = entry.entries.get('type');
+    if (type?.kind === 'string' && type.value !== 'index') continue; // find_links pages: not an index of builds
+    const include = entry.entries.get('include_packages');
+    const names =
+      include?.kind === 'array' ? include.items.flatMap((item) => (item.kind === 'string' ? [item.value] : [])) : [];
+    const routed = names.length > 0 && names.every((pattern) => /^[A-Za-z0-9._-]+$/.test(pattern));
+    const key = `pdm ${name.value}`;
+    indexes.set(key, {
+      name: key,
+      url: url.value,
+      urlSpan: textSpan(url),
+      span: url.span,
+      explicit: routed,
+      isDefault: name.value.toLowerCase() === 'pypi',
+      table: true,
+    });
+    if (routed)
+      for (const pattern of names) {
+        const pkg = normalizePythonName(pattern);
+        routes.set(pkg, [...(routes.get(pkg) ?? []), { index: key, span: include!.span }]);
+      }
+  }
 }
 
 /**
