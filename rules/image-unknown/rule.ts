@@ -249,6 +249,13 @@ function whyUnknown(
     };
   const lookup = kb.imageLookup(image);
   if (lookup?.state === 'unread') return { reason: `not read: ${lookup.reason}`, help: LOOKUP };
+  // NeMo's 24.05 and 24.07: rows of the frameworks each tag holds, whose sources state no CUDA.
+  const row = image.registry === 'nvcr.io' && image.tag ? kb.ngcImage(image.repository, image.tag) : undefined;
+  if (row && !row.cuda)
+    return {
+      reason: `the knowledge snapshot of ${kb.retrieved} holds tag ${image.tag} of nvcr.io/${image.repository} without its CUDA (its source, ${row.source[0]}, does not state it), and its registry was not asked`,
+      help: LOOKUP,
+    };
   return {
     reason: `the knowledge snapshot of ${kb.retrieved} has no row for ${image.tag ? `tag ${image.tag} of ` : ''}${image.registry ? `${image.registry}/` : ''}${image.repository}, and its registry was not asked`,
     help: LOOKUP,

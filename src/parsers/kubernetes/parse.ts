@@ -264,8 +264,14 @@ const KIND_LINE = /^kind:[ \t]*["']?([\w.-]+)/m;
 /** Why a GPU document's image is not in it, as its kind has it (kinds.ts). */
 function whereTheImageIs(body: string): string {
   const kind = KIND_LINE.exec(body)?.[1];
-  if (kind === 'InferenceService' || kind === 'LLMInferenceService')
+  if (kind === 'InferenceService')
     return 'its image is that of the serving runtime its model names (a ServingRuntime or ClusterServingRuntime), not in this document';
+  // KServe's LLMInferenceService merges its template over the LLMInferenceServiceConfig presets it names (baseRefs)
+  // and KServe's well-known ones (kserve.github.io/website/docs/model-serving/generative-inference/llmisvc/).
+  if (kind === 'LLMInferenceService')
+    return "its image comes from the LLMInferenceServiceConfig presets it is merged with (`baseRefs`, or KServe's own), not from this document";
+  if (kind === 'LLMInferenceServiceConfig')
+    return 'it is a preset that KServe merges with others into an LLMInferenceService, and names no image itself, so what runs on them is only known from the merged service';
   if (kind === 'TrainJob')
     return 'its image is that of the training runtime it names (runtimeRef), not in this document';
   if (kind === 'Model' && /^apiVersion:[ \t]*kubeai\.org\//m.test(body))
