@@ -16,6 +16,7 @@ export type FileKind =
   | 'pixi-lock'
   | 'poetry-lock'
   | 'conda-lock'
+  | 'pipfile'
   | 'kubernetes';
 
 export type Ecosystem = 'pip' | 'conda' | 'apt';

@@ -12,6 +12,7 @@ import { conda } from './conda/index.js';
 import { dockerfile } from './dockerfile/index.js';
 import { kubernetes } from './kubernetes/index.js';
 import { pixiLock } from './pixi-lock/index.js';
+import { pipfile } from './pipfile/index.js';
 import { pixi } from './pixi/index.js';
 import { poetryLock } from './poetry-lock/index.js';
 import { pyproject } from './pyproject/index.js';
@@ -31,6 +32,7 @@ const FORMATS = {
   'pixi-lock': pixiLock,
   'poetry-lock': poetryLock,
   'conda-lock': condaLock,
+  pipfile,
   kubernetes,
 } as const satisfies Record<FileKind, FileFormat>;
 

@@ -20,6 +20,12 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
     return recordPixiInstall(sink, words.slice(2), words, stage);
   if (program === 'poetry' && (words[1]?.text === 'install' || words[1]?.text === 'sync'))
     return recordPoetryInstall(sink, words.slice(2), words, stage);
+  if (
+    program === 'pipenv' &&
+    (words[1]?.text === 'install' || words[1]?.text === 'sync') &&
+    !words[2]?.text.match(/^[^-]/)
+  )
+    return recordPipenvInstall(sink, words, stage);
   if (program === 'pdm' && (words[1]?.text === 'install' || words[1]?.text === 'sync'))
     return recordPdmInstall(sink, words.slice(2), words, stage);
   if (program === 'conda-lock' && words[1]?.text === 'install')
@@ -227,6 +233,23 @@ function recordPoetryInstall(sink: FactSink, args: readonly Word[], all: readonl
     ],
     [...(main ? ['the project'] : []), ...selects],
   );
+  return true;
+}
+
+/**
+ * `pipenv install` / `pipenv sync` with no package named: the Pipfile in the working directory (or `PIPENV_PIPFILE`,
+ * not followed), with its sources (pipenv.pypa.io/en/latest/commands/). Pipfile.lock, which `--deploy` and `sync`
+ * install from, is not read; the Pipfile it was locked from is.
+ */
+function recordPipenvInstall(sink: FactSink, all: readonly Word[], stage: number): boolean {
+  const context = addRequirementsContext(sink, 'pip', commandSpan(all), { stage });
+  sink.addInclude(context, {
+    kind: 'requirement',
+    target: 'Pipfile',
+    targetSpan: context.span,
+    span: context.span,
+    context: context.id,
+  });
   return true;
 }
 

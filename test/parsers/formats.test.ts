@@ -134,6 +134,7 @@ describe('the format registry', () => {
       'pixi.toml',
       'pixi.lock',
       'poetry.lock',
+      'Pipfile',
     ]);
     for (const name of BESIDE_DOCKERFILE) expect(formatByName(name)?.units).not.toBe('stages');
   });

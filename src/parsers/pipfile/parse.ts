@@ -1,0 +1,117 @@
+/**
+ * Pipfile: what `pipenv install` installs (pipenv.pypa.io/en/latest/pipfile/), as pip facts the rules already read.
+ *
+ *   [[source]]                      # the first source is the default index
+ *   url = "https://pypi.org/simple"
+ *   name = "pypi"
+ *   [[source]]
+ *   url = "https://download.pytorch.org/whl/cu121"
+ *   name = "pytorch"
+ *   [packages]
+ *   torch = {version = "==2.3.1+cu121", index = "pytorch"}
+ *   numpy = "*"
+ *   [dev-packages]
+ *
+ * Pipenv maps every package to one index: the one its `index` names, else the default source, the first
+ * ("Index-restricted packages": "all unspecified packages are resolved using the default index source", Pipenv's
+ * indexes page, pipenv.pypa.io/en/latest/indexes/). Each index is one install context whose `--index-url` it is.
+ * `[packages]` and `[dev-packages]` are both read (`pipenv install --dev` installs the second): a CUDA build is
+ * judged wherever it is declared. git, path and file entries are built, not taken from an index. Pipfile.lock is not
+ * read.
+ */
+import { FactSink, inContext, type IndexFact, type ParsedFile } from '../facts.js';
+import { holdsOnLinux } from '../markers.js';
+import { MappedBuilder } from '../mapped.js';
+import { parsePythonRequirement } from '../python-requirement.js';
+import { addRequirementsContext } from '../requirements/parse.js';
+import { SourceText, type Span } from '../source.js';
+import { findSuppressions } from '../suppressions.js';
+import { lookup, readTomlRoot, stringAt, textSpan, type TomlString } from '../toml.js';
+
+const PYPI: Pick<IndexFact, 'url'> = { url: 'https://pypi.org/simple' };
+
+export function parsePipfile(path: string, text: string): ParsedFile {
+  const source = new SourceText(path, text);
+  const sink = new FactSink();
+  sink.suppressions.push(...findSuppressions(source));
+  const root = readTomlRoot(text, sink.problems);
+  if (!root) return sink.finish(path, 'pipfile', source);
+
+  /** The sources by name, in order; the first is the default. */
+  const sources = new Map<string, { url: TomlString; span: Span }>();
+  const list = lookup(root, 'source');
+  for (const entry of list?.kind === 'array' ? list.items : []) {
+    if (entry.kind !== 'table') continue;
+    const url = stringAt(entry, 'url');
+    const name = stringAt(entry, 'name');
+    if (!url || !name) {
+      sink.problems.push({ span: entry.span, message: 'a [[source]] entry needs a url and a name' });
+      continue;
+    }
+    if (!sources.has(name.value)) sources.set(name.value, { url, span: entry.span });
+  }
+  const defaultName = sources.keys().next().value;
+
+  /** One context per index the packages come from, made when its first package is read. */
+  const contexts = new Map<string, number>();
+  const contextOf = (name: string | undefined): number => {
+    const key = name ?? '';
+    const known = contexts.get(key);
+    if (known !== undefined) return known;
+    const declared = name === undefined ? undefined : sources.get(name);
+    const context = addRequirementsContext(sink, 'pip', declared?.span ?? { start: 0, end: 0 });
+    const fact: IndexFact = declared
+      ? {
+          kind: 'index-url',
+          url: declared.url.value,
+          urlSpan: textSpan(declared.url),
+          span: declared.url.span,
+          context: context.id,
+        }
+      : { kind: 'index-url', ...PYPI, urlSpan: { start: 0, end: 0 }, span: { start: 0, end: 0 }, context: context.id };
+    sink.indexes.push(fact);
+    (context.indexes as IndexFact[]).push(fact);
+    contexts.set(key, context.id);
+    return context.id;
+  };
+
+  for (const category of ['packages', 'dev-packages']) {
+    const table = lookup(root, category);
+    if (table?.kind !== 'table') continue;
+    for (const [name, value] of table.entries) {
+      const nameSpan = table.keySpans.get(name) ?? value.span;
+      let spec: TomlString | undefined;
+      let index: string | undefined;
+      let markers: string | undefined;
+      if (value.kind === 'string') spec = value;
+      else if (value.kind === 'table') {
+        if (['git', 'path', 'file', 'editable'].some((key) => value.entries.has(key))) continue;
+        spec = stringAt(value, 'version');
+        index = stringAt(value, 'index')?.value;
+        markers = stringAt(value, 'markers')?.value;
+        const platform = stringAt(value, 'sys_platform')?.value;
+        if (platform && !/linux/i.test(platform)) continue;
+      } else continue;
+      if (!holdsOnLinux(markers)) continue;
+      if (index !== undefined && !sources.has(index)) {
+        sink.problems.push({ span: value.span, message: `${name}: no [[source]] is named "${index}"` });
+        continue;
+      }
+      const builder = new MappedBuilder();
+      const written = text.slice(nameSpan.start, nameSpan.end);
+      builder.pushSegment(name, written === name ? nameSpan.start : -1, nameSpan);
+      if (spec && spec.value.trim() !== '*') {
+        // A bare version is pinned exactly (`version = "2.3.1+cu121"` is `==2.3.1+cu121` to pipenv).
+        if (/^\s*[\d]/.test(spec.value)) builder.pushSegment('==', -1, spec.span);
+        builder.pushMapped(spec.mapped);
+      }
+      const result = parsePythonRequirement(builder.build());
+      if (!result.ok) {
+        sink.problems.push({ span: result.span, message: result.message });
+        continue;
+      }
+      sink.packages.push(inContext(result.fact, contextOf(index ?? defaultName), 0));
+    }
+  }
+  return sink.finish(path, 'pipfile', source);
+}
