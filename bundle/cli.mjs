@@ -38360,6 +38360,10 @@ function recordInstallCommand(sink, command, stage) {
     return recordPixiInstall(sink, words.slice(2), words, stage);
   if (program === "poetry" && (words[1]?.text === "install" || words[1]?.text === "sync"))
     return recordPoetryInstall(sink, words.slice(2), words, stage);
+  if (program === "pipenv" && (words[1]?.text === "install" || words[1]?.text === "sync") && !words[2]?.text.match(/^[^-]/))
+    return recordPipenvInstall(sink, words, stage);
+  if (program === "pdm" && (words[1]?.text === "install" || words[1]?.text === "sync"))
+    return recordPdmInstall(sink, words.slice(2), words, stage);
   if (program === "conda-lock" && words[1]?.text === "install")
     return recordCondaLockInstall(sink, words.slice(2), words, stage);
   if (/^(conda|mamba|micromamba)$/.test(program)) {
@@ -38518,6 +38522,30 @@ function recordPoetryInstall(sink, args, all, stage) {
     ],
     [...main ? ["the project"] : [], ...selects]
   );
+  return true;
+}
+function recordPipenvInstall(sink, all, stage) {
+  const context = addRequirementsContext(sink, "pip", commandSpan(all), { stage });
+  sink.addInclude(context, {
+    kind: "requirement",
+    target: "Pipfile",
+    targetSpan: context.span,
+    span: context.span,
+    context: context.id
+  });
+  return true;
+}
+function recordPdmInstall(sink, args, all, stage) {
+  const context = addRequirementsContext(sink, "pip", commandSpan(all), { stage });
+  const read = optionReader(args);
+  let directory = ".";
+  for (let i = 0; i < args.length; i++) {
+    const option = read(i);
+    if (option.name === "-p" || option.name === "--project") directory = option.value() ?? directory;
+    else if (/^(?:-G|--group|-L|--lockfile|--venv|-k|--skip)$/.test(option.name)) option.value();
+    i = option.next();
+  }
+  projectIncludes(sink, context, directory, [["pyproject.toml", false]], ["the project"]);
   return true;
 }
 function recordCondaLockInstall(sink, args, all, stage) {
@@ -39443,11 +39471,28 @@ function splitScript(script, outer) {
       operators.push(operator);
       redirected.push(redirect);
       const depth = blocks;
-      blocks = track(current, { before, after: operator, blocks, locals, paths, text: text2, start: commandStart, end: i });
+      blocks = track(current, {
+        before,
+        after: operator,
+        blocks,
+        locals,
+        paths,
+        text: text2,
+        start: commandStart,
+        end: i,
+        resolve: resolve5
+      });
       const within = depth > 0 && !BLOCK_CLOSE.has(current[0].text);
-      const held = within ? paths.certain(depth) : void 0;
-      inBlock.push(within && !held);
-      holding.push(held?.length ? held : void 0);
+      if (within && paths.dead(depth)) {
+        commands.pop();
+        operators.pop();
+        redirected.pop();
+        if (rereads.at(-1)?.index === commands.length) rereads.pop();
+      } else {
+        const held = within ? paths.certain(depth) : void 0;
+        inBlock.push(within && !held);
+        holding.push(held?.length ? held : void 0);
+      }
       before = operator;
     } else if (operator !== "\n" && operator !== ";") before = operator;
     current = [];
@@ -39535,18 +39580,55 @@ var Paths = class {
   open = [];
   /** The assignment of `cmd && X=1` waiting for its `|| X=2`. */
   pendingOr;
-  /** A block opens; `holds` is the condition of an `if` the known values make true. */
-  opened(keyword, holds3) {
-    this.open.push({ kind: keyword === "if" ? "if" : "other", branches: [], complete: false, holds: holds3, taken: false });
+  /** A block opens; `condition` is an `if`'s, where the known values decide it. */
+  opened(keyword, condition) {
+    this.open.push({
+      kind: keyword === "if" ? "if" : "other",
+      branches: [],
+      complete: false,
+      condition,
+      reached: true,
+      reachedFixed: true,
+      settled: false,
+      settledFixed: false,
+      holds: void 0,
+      dead: false
+    });
   }
-  /** `then` and `else` start a branch of the innermost `if` (`elif` is followed by its own `then`). */
-  branch(keyword) {
+  /**
+   * `then` and `else` start a branch of the innermost `if`; `elif` tests its own condition, followed by its `then`.
+   * A branch runs for certain where its condition holds and every one before it is false; it never runs where its
+   * condition is false, or after a branch that ran for certain (`if [ "${CUDA_VERSION%%.*}" = "12" ] … elif … = "13"`
+   * under a CUDA 12 image: the `elif` never runs).
+   */
+  branch(keyword, condition) {
     const top = this.open.at(-1);
     if (!top) return;
-    top.taken = keyword === "then" && top.kind === "if" && top.holds !== void 0 && top.branches.length === 0;
+    top.holds = void 0;
+    top.dead = false;
     if (top.kind !== "if") return;
-    if (keyword === "then" || keyword === "else") top.branches.push(/* @__PURE__ */ new Map());
-    if (keyword === "else") top.complete = true;
+    if (keyword === "elif") {
+      const before = top.condition;
+      top.reachedFixed = top.reachedFixed && top.reached && before?.value === false && before.fixed;
+      top.reached = top.reached && before?.value === false;
+      top.condition = condition;
+      top.dead = top.settledFixed;
+      return;
+    }
+    if (keyword === "then") {
+      top.branches.push(/* @__PURE__ */ new Map());
+      const condition2 = top.condition;
+      if (top.settledFixed || condition2?.value === false && condition2.fixed) top.dead = true;
+      else if (condition2?.value === true && top.reached && !top.settled) {
+        top.holds = condition2.written;
+        top.settled = true;
+        top.settledFixed = condition2.fixed && top.reachedFixed;
+      }
+    } else if (keyword === "else") {
+      top.branches.push(/* @__PURE__ */ new Map());
+      top.complete = true;
+      top.dead = top.settledFixed;
+    }
   }
   /**
    * Whether the outermost `depth` blocks are all on branches that run for certain, and then the conditions that make
@@ -39556,10 +39638,15 @@ var Paths = class {
     const held = [];
     for (let k = 0; k < depth && k < this.open.length; k++) {
       const block = this.open[k];
-      if (!block.taken || block.holds === void 0) return void 0;
+      if (block.holds === void 0) return void 0;
       held.push(block.holds);
     }
     return held;
+  }
+  /** Whether one of the outermost `depth` blocks is on a branch that never runs with the script's values. */
+  dead(depth) {
+    for (let k = 0; k < depth && k < this.open.length; k++) if (this.open[k].dead) return true;
+    return false;
   }
   /** An assignment on the innermost block's current branch; false when it lies on no branch this class follows. */
   assigned(name, value) {
@@ -39585,7 +39672,7 @@ function distinct(values) {
   const seen = /* @__PURE__ */ new Set();
   return values.filter((value) => !seen.has(value.value.text) && (seen.add(value.value.text), true));
 }
-function holdingCondition(condition, where) {
+function conditionOf(condition, where) {
   if (where.after !== ";" && where.after !== "\n") return void 0;
   if (condition.length === 0 || condition.some((word) => word.unresolved)) return void 0;
   const texts = condition.map((word) => word.text);
@@ -39596,9 +39683,14 @@ function holdingCondition(condition, where) {
   else if (words[0] === "[" && words.at(-1) === "]") holds3 = testHolds(words.slice(1, -1), false);
   else if (words[0] === "[[" && words.at(-1) === "]]") holds3 = testHolds(words.slice(1, -1), true);
   else if (words[0] === "test") holds3 = testHolds(words.slice(1), false);
-  if (holds3 === void 0 || holds3 === negated) return void 0;
-  const written2 = where.text.slice(where.start, where.end).replace(/^\s*(?:(?:then|else|do)\s+)?if\s+/, "").trim();
-  return written2.length > 60 ? `${written2.slice(0, 57)}...` : written2;
+  if (holds3 === void 0) return void 0;
+  const written2 = where.text.slice(where.start, where.end).replace(/^\s*(?:(?:then|else|do)\s+)?(?:el)?if\s+/, "").trim();
+  const names = [...where.text.slice(where.start, where.end).matchAll(/\$\{?([A-Za-z_]\w*)/g)].map((m) => m[1]);
+  const fixed = names.every((name) => {
+    const variable = where.resolve(name);
+    return variable !== void 0 && "value" in variable && !variable.buildArg;
+  });
+  return { value: holds3 !== negated, written: written2.length > 60 ? `${written2.slice(0, 57)}...` : written2, fixed };
 }
 function testHolds(operands, doubleBracket) {
   const [a, operator, b] = operands;
@@ -39621,7 +39713,7 @@ function track(command, where) {
   const depth = blocks;
   const first = words[0].text;
   if (BLOCK_OPEN.has(first)) {
-    paths.opened(first, first === "if" ? holdingCondition(words.slice(1), where) : void 0);
+    paths.opened(first, first === "if" ? conditionOf(words.slice(1), where) : void 0);
     paths.pendingOr = void 0;
     return depth + 1;
   }
@@ -39632,10 +39724,10 @@ function track(command, where) {
     return Math.max(0, depth - 1);
   }
   if (BLOCK_INNER.has(first)) {
-    paths.branch(first);
+    paths.branch(first, first === "elif" ? conditionOf(words.slice(1), where) : void 0);
     words = words.slice(1);
     if (words.length > 0 && BLOCK_OPEN.has(words[0].text)) {
-      paths.opened(words[0].text, words[0].text === "if" ? holdingCondition(words.slice(1), where) : void 0);
+      paths.opened(words[0].text, words[0].text === "if" ? conditionOf(words.slice(1), where) : void 0);
       paths.pendingOr = void 0;
       return depth + 1;
     }
@@ -40507,7 +40599,16 @@ function parseDockerfile(path, text2) {
       });
     }
   }
-  if (stage < 0 && instructions.length > 0)
+  const frontend = stage < 0 ? FOREIGN_FRONTEND.exec(source.text) : null;
+  if (frontend) {
+    const at = frontend.index + frontend[0].indexOf("syntax");
+    sink.unresolved.push({
+      span: { start: at, end: frontend.index + frontend[0].trimEnd().length },
+      text: `# syntax=${frontend[1]}`,
+      reason: `${frontend[1]} is a BuildKit frontend other than Dockerfile's, so this file is in that frontend's own format and is not read${CUDA_WORDS.test(source.text) ? " (it names CUDA, NVIDIA or torch)" : ""}`,
+      ...CUDA_WORDS.test(source.text) ? { fails: true } : {}
+    });
+  } else if (stage < 0 && instructions.length > 0)
     sink.problems.push({
       span: { start: 0, end: 0 },
       message: "no FROM instruction: this does not look like a Dockerfile"
@@ -40611,7 +40712,7 @@ function recordProperties({ sink, source }, instruction, where) {
       continue;
     }
     const value = expanded.value;
-    scope.set(key, { value, defined: found.span });
+    scope.set(key, { value, defined: found.span, ...kind === "ARG" ? { buildArg: true } : {} });
     sink.env.push({
       span: { start: property.nameSpan.start, end: found.span.end },
       stage,
@@ -40629,6 +40730,15 @@ function recordFrom({ sink, source, escape }, instruction, where) {
   const imageArg = args[0];
   if (!imageArg) {
     sink.problems.push({ span, message: "FROM needs an image" });
+    return;
+  }
+  if (imageArg.value.startsWith("{{")) {
+    const close = source.text.indexOf("}}", imageArg.start);
+    const end = close < 0 || close > span.end ? imageArg.end : close + 2;
+    const reference = source.text.slice(imageArg.start, end);
+    const unresolved = `${reference} is a template placeholder, filled in when the Dockerfile is rendered`;
+    sink.images.push({ span: { start: imageArg.start, end }, stage, reference, ...parseImageRef(""), unresolved });
+    sink.unresolved.push({ span: { start: imageArg.start, end }, text: reference, reason: unresolved });
     return;
   }
   const commands = splitCommands(
@@ -40690,6 +40800,8 @@ function joinContinuations(source, start, end, escape) {
   }
   return builder.build();
 }
+var FOREIGN_FRONTEND = /^(?:[ \t]*#[ \t]*\w+[ \t]*=[^\n]*\n)*?[ \t]*#[ \t]*syntax[ \t]*=[ \t]*(?!(?:docker\.io\/)?docker\/dockerfile(?:-upstream)?(?:[:@\s]|$))(\S+)[ \t]*\r?(?:\n|$)/i;
+var CUDA_WORDS = /cuda|nvidia|torch/i;
 var SCRIPT_RUNNERS = /* @__PURE__ */ new Set(["bash", "sh", "/bin/bash", "/bin/sh", "/usr/bin/env"]);
 function recordRun({ sink, source, escape }, span, stage, resolve5, pip) {
   const text2 = source.text;
@@ -40863,7 +40975,8 @@ var WORKLOAD_KINDS = [
     source: "https://www.kubeflow.org/docs/components/spark-operator/user-guide/writing-sparkapplication/"
   }
 ];
-var GPU_RESOURCE = String.raw`nvidia\.com\/(?:gpu(?:\.shared)?|mig-[\w.-]+)`;
+var GPU_RESOURCE = String.raw`nvidia\.com\/(?:gpu(?:\.shared)?|pgpu|mig-[\w.-]+)`;
+var GPU_BY_KIND_NAME = /^[ \t]*(?:resourceProfile[ \t]*:[ \t]*["']?nvidia-[\w.-]+:[ \t]*[1-9]|instanceType[ \t]*:[ \t]*["']?Standard_N[CD](?![\w]*MI\d)\w*)/m;
 var GPU_REQUEST_KEY = new RegExp(
   String.raw`^[ \t-]*["']?${GPU_RESOURCE}["']?[ \t]*:(?![ \t]*["']?0+["']?[ \t]*(?:#.*)?$)`,
   "m"
@@ -40883,7 +40996,7 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
   const source = new SourceText(path, text2);
   const sink = new FactSink();
   sink.suppressions.push(...findSuppressions(source));
-  const docs = (0, import_yaml6.parseAllDocuments)(text2, { uniqueKeys: false, prettyErrors: false, strict: false });
+  const docs = (0, import_yaml6.parseAllDocuments)(withoutDefinitions(text2), { uniqueKeys: false, prettyErrors: false, strict: false });
   const list = Array.isArray(docs) ? docs : [docs];
   const claims = gpuClaims(list, text2);
   for (const [i, doc] of list.entries()) {
@@ -40897,7 +41010,7 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
     }
     const before = sink.containers.length;
     new Reader(doc, source, sink, options2.images ?? {}, claims).document(doc.contents);
-    const asks = asksForGpus(body) && !holdsNoPod(body);
+    const asks = asksForGpus(body) && !holdsNoPod(body) && asksOutsideAnnotations(doc.contents, body, start);
     if (sink.containers.length === before && asks)
       readEmbedded(textsAskingForGpus(doc.contents), text2, source, sink, options2.images ?? {});
     const found = sink.containers.slice(before);
@@ -40927,11 +41040,61 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
   }
   return sink.finish(path, "kubernetes", source);
 }
+function withRegistry(registry2, repository) {
+  const builder = new MappedBuilder();
+  builder.pushSegment(`${registry2}/`, -1, repository.site(0, 0));
+  builder.pushMapped(repository);
+  return builder.build();
+}
+function withoutDefinitions(text2) {
+  if (!text2.includes("CustomResourceDefinition")) return text2;
+  const ends = [...text2.matchAll(/^(?:---|\.\.\.)(?=[ \t\r\n]|$)/gm)].map((match) => match.index);
+  let out = "";
+  let at = 0;
+  for (const end of [...ends, text2.length]) {
+    const doc = text2.slice(at, end);
+    if (doc.length > 1 && DEFINITION.test(doc)) {
+      const lineFeed = doc.endsWith("\n");
+      out += `#${" ".repeat(doc.length - (lineFeed ? 2 : 1))}${lineFeed ? "\n" : ""}`;
+    } else out += doc;
+    at = end;
+  }
+  return out;
+}
+var DEFINITION = /^kind[ \t]*:[ \t]*["']?CustomResourceDefinition["']?[ \t]*(?:#.*)?\r?$/m;
 function withTag(repository, tag) {
   const builder = new MappedBuilder();
   builder.pushMapped(repository);
   builder.pushSegment(`:${tag}`, -1, repository.site(0, repository.length));
   return builder.build();
+}
+function asksOutsideAnnotations(node2, body, start) {
+  const ranges = [];
+  annotationValues(node2, 0, ranges);
+  if (ranges.length === 0) return true;
+  let rest = "";
+  let at = 0;
+  for (const [from, to] of ranges.sort((a, b) => a[0] - b[0])) {
+    if (from - start < at) continue;
+    rest += `${body.slice(at, from - start)}
+`;
+    at = to - start;
+  }
+  return asksForGpus(rest + body.slice(at));
+}
+function annotationValues(node2, depth, out) {
+  if (!node2 || depth > MAX_DEPTH3) return;
+  if ((0, import_yaml6.isMap)(node2))
+    for (const pair of node2.items) {
+      const value = pair.value;
+      if ((0, import_yaml6.isScalar)(pair.key) && pair.key.value === "annotations" && (0, import_yaml6.isMap)(value)) {
+        for (const annotation2 of value.items) {
+          const range = annotation2.value?.range;
+          if (range) out.push([range[0], range[1]]);
+        }
+      } else annotationValues(value, depth + 1, out);
+    }
+  else if ((0, import_yaml6.isSeq)(node2)) for (const item of node2.items) annotationValues(item, depth + 1, out);
 }
 function gpuRequestInText(node2, depth = 0) {
   return textsAskingForGpus(node2, depth).length > 0;
@@ -40940,8 +41103,11 @@ function textsAskingForGpus(node2, depth = 0, out = []) {
   if (!node2 || depth > MAX_DEPTH3) return out;
   if ((0, import_yaml6.isScalar)(node2)) {
     if (typeof node2.value === "string" && node2.value.includes("\n") && asksForGpus(node2.value)) out.push(node2);
-  } else if ((0, import_yaml6.isMap)(node2)) for (const pair of node2.items) textsAskingForGpus(pair.value, depth + 1, out);
-  else if ((0, import_yaml6.isSeq)(node2)) for (const item of node2.items) textsAskingForGpus(item, depth + 1, out);
+  } else if ((0, import_yaml6.isMap)(node2)) {
+    for (const pair of node2.items)
+      if (!(0, import_yaml6.isScalar)(pair.key) || pair.key.value !== "annotations")
+        textsAskingForGpus(pair.value, depth + 1, out);
+  } else if ((0, import_yaml6.isSeq)(node2)) for (const item of node2.items) textsAskingForGpus(item, depth + 1, out);
   return out;
 }
 function readEmbedded(blocks, text2, source, sink, images) {
@@ -40975,10 +41141,18 @@ function moveBy(root, offset) {
 var KIND_LINE = /^kind:[ \t]*["']?([\w.-]+)/m;
 function whereTheImageIs(body) {
   const kind = KIND_LINE.exec(body)?.[1];
-  if (kind === "InferenceService" || kind === "LLMInferenceService")
+  if (kind === "InferenceService")
     return "its image is that of the serving runtime its model names (a ServingRuntime or ClusterServingRuntime), not in this document";
+  if (kind === "LLMInferenceService")
+    return "its image comes from the LLMInferenceServiceConfig presets it is merged with (`baseRefs`, or KServe's own), not from this document";
+  if (kind === "LLMInferenceServiceConfig")
+    return "it is a preset that KServe merges with others into an LLMInferenceService, and names no image itself, so what runs on them is only known from the merged service";
   if (kind === "TrainJob")
     return "its image is that of the training runtime it names (runtimeRef), not in this document";
+  if (kind === "Model" && /^apiVersion:[ \t]*kubeai\.org\//m.test(body))
+    return "its image is that of the engine it names (`engine:`), set in KubeAI's own configuration (modelServers), not in this document";
+  if (kind === "Workspace" && /^apiVersion:[ \t]*kaito\.sh\//m.test(body))
+    return "its image is KAITO's, for the preset it names (`inference.preset`), not in this document";
   if (kind === "Playground")
     return "its image is that of the backend runtime it names (llmaz's BackendRuntime, `backendRuntimeConfig.backendName`, vllm by default), not in this document";
   if (!/^[ \t-]*image[ \t]*:/m.test(body))
@@ -41065,7 +41239,7 @@ function holdsNoPod(body) {
 }
 var TEMPLATE_BLOCK = /\{\{-?\s*(?:include|template|toYaml|tpl)\b|\|\s*(?:n?indent|toYaml)\b|^[ \t]*\{\{/m;
 function asksForGpus(body) {
-  return GPU_REQUEST_KEY.test(body) || GPU_REQUEST_VALUE.test(body);
+  return GPU_REQUEST_KEY.test(body) || GPU_REQUEST_VALUE.test(body) || GPU_BY_KIND_NAME.test(body);
 }
 var GPU_REQUEST_VALUE = new RegExp(
   String.raw`^[ \t-]*(?!key[ \t]*:)[\w.-]+[ \t]*:[ \t]*["']?${GPU_RESOURCE}["']?[ \t]*(?:#.*)?$`,
@@ -41175,8 +41349,8 @@ var Reader = class {
       }
     }
     const image = this.map(node2, "image");
-    if (image && this.text(image.get("repository", true)) !== void 0) {
-      this.containerOf(node2, node2, workload, dockerfile2, "image");
+    if (image && (this.text(image.get("repository", true)) ?? this.text(image.get("name", true))) !== void 0) {
+      this.containerOf(node2, node2, workload, dockerfile2, "image", this.gpuCount(node2));
       return;
     }
     for (const pair of node2.items) {
@@ -41317,14 +41491,33 @@ var Reader = class {
       return name !== void 0 && gpuClaims3.has(name);
     });
   }
-  /** A container's image as written: `image: ref`, or NIMService's `image: { repository, tag }` joined. */
+  /**
+   * A container's image as written: `image: ref`, or an image map joined: NIMService's `{ repository, tag }`,
+   * VLLMRuntime's `{ registry, name }` (its name may carry the tag).
+   */
   imageText(container, shape) {
     const node2 = this.resolve(container.get("image", true));
     if (shape !== "image" || !node2 || !(0, import_yaml6.isMap)(node2)) return scalarText(node2, this.source);
-    const repository = scalarText(this.resolve(node2.get("repository", true)), this.source);
+    const repository = scalarText(this.resolve(node2.get("repository", true)), this.source) ?? scalarText(this.resolve(node2.get("name", true)), this.source);
     const tag = this.text(node2.get("tag", true));
+    const registry2 = this.text(node2.get("registry", true))?.replace(/\/+$/, "");
     if (!repository) return void 0;
-    return tag === void 0 ? repository : withTag(repository, tag);
+    const joined = tag === void 0 ? repository : withTag(repository, tag);
+    return registry2 && !repository.text.startsWith(`${registry2}/`) ? withRegistry(registry2, joined) : joined;
+  }
+  /**
+   * A count of GPUs its kind writes as `resources.gpu` (production-stack's VLLMRuntime; its `gpuType`, where given,
+   * says whose), or `resources.limits.gpu` (Dynamo): more than zero, of NVIDIA's or of no stated type.
+   */
+  gpuCount(node2) {
+    const dra = this.resolve(node2.get("draResources", true));
+    if (dra && (0, import_yaml6.isSeq)(dra) && dra.items.length > 0) return true;
+    const resources = this.map(node2, "resources");
+    if (!resources) return false;
+    const limits = this.map(resources, "limits");
+    const count = this.text(resources.get("gpu", true)) ?? (limits ? this.text(limits.get("gpu", true)) : void 0);
+    const type = this.text(resources.get("gpuType", true));
+    return count !== void 0 && /^[1-9]\d*$/.test(count.trim()) && (type === void 0 || /^nvidia\.com\//.test(type));
   }
   /**
    * `nvidia.com/gpu` or a MIG profile in its requests or limits (or their `.shared` names, which the device plugin
@@ -44118,8 +44311,100 @@ function textSpan(value) {
   return offset >= 0 ? { start: offset, end: offset + value.value.length } : value.span;
 }
 
+// src/parsers/pipfile/parse.ts
+var PYPI = { url: "https://pypi.org/simple" };
+function parsePipfile(path, text2) {
+  const source = new SourceText(path, text2);
+  const sink = new FactSink();
+  sink.suppressions.push(...findSuppressions(source));
+  const root = readTomlRoot(text2, sink.problems);
+  if (!root) return sink.finish(path, "pipfile", source);
+  const sources = /* @__PURE__ */ new Map();
+  const list = lookup(root, "source");
+  for (const entry of list?.kind === "array" ? list.items : []) {
+    if (entry.kind !== "table") continue;
+    const url2 = stringAt(entry, "url");
+    const name = stringAt(entry, "name");
+    if (!url2 || !name) {
+      sink.problems.push({ span: entry.span, message: "a [[source]] entry needs a url and a name" });
+      continue;
+    }
+    if (!sources.has(name.value)) sources.set(name.value, { url: url2, span: entry.span });
+  }
+  const defaultName = sources.keys().next().value;
+  const contexts = /* @__PURE__ */ new Map();
+  const contextOf = (name) => {
+    const key = name ?? "";
+    const known2 = contexts.get(key);
+    if (known2 !== void 0) return known2;
+    const declared = name === void 0 ? void 0 : sources.get(name);
+    const context = addRequirementsContext(sink, "pip", declared?.span ?? { start: 0, end: 0 });
+    const fact = declared ? {
+      kind: "index-url",
+      url: declared.url.value,
+      urlSpan: textSpan(declared.url),
+      span: declared.url.span,
+      context: context.id
+    } : { kind: "index-url", ...PYPI, urlSpan: { start: 0, end: 0 }, span: { start: 0, end: 0 }, context: context.id };
+    sink.indexes.push(fact);
+    context.indexes.push(fact);
+    contexts.set(key, context.id);
+    return context.id;
+  };
+  for (const category of ["packages", "dev-packages"]) {
+    const table = lookup(root, category);
+    if (table?.kind !== "table") continue;
+    for (const [name, value] of table.entries) {
+      const nameSpan = table.keySpans.get(name) ?? value.span;
+      let spec2;
+      let index;
+      let markers;
+      if (value.kind === "string") spec2 = value;
+      else if (value.kind === "table") {
+        if (["git", "path", "file", "editable"].some((key) => value.entries.has(key))) continue;
+        spec2 = stringAt(value, "version");
+        index = stringAt(value, "index")?.value;
+        markers = stringAt(value, "markers")?.value;
+        const platform = stringAt(value, "sys_platform")?.value;
+        if (platform && !/linux/i.test(platform)) continue;
+      } else continue;
+      if (!holdsOnLinux(markers)) continue;
+      if (index !== void 0 && !sources.has(index)) {
+        sink.problems.push({ span: value.span, message: `${name}: no [[source]] is named "${index}"` });
+        continue;
+      }
+      const builder = new MappedBuilder();
+      const written2 = text2.slice(nameSpan.start, nameSpan.end);
+      builder.pushSegment(name, written2 === name ? nameSpan.start : -1, nameSpan);
+      if (spec2 && spec2.value.trim() !== "*") {
+        if (/^\s*[\d]/.test(spec2.value)) builder.pushSegment("==", -1, spec2.span);
+        builder.pushMapped(spec2.mapped);
+      }
+      const result2 = parsePythonRequirement(builder.build());
+      if (!result2.ok) {
+        sink.problems.push({ span: result2.span, message: result2.message });
+        continue;
+      }
+      sink.packages.push(inContext(result2.fact, contextOf(index ?? defaultName), 0));
+    }
+  }
+  return sink.finish(path, "pipfile", source);
+}
+
+// src/parsers/pipfile/index.ts
+var pipfile = {
+  kind: "pipfile",
+  fileName: "Pipfile",
+  matches: (name) => name === "pipfile",
+  hookPattern: "(?:^|/)Pipfile$",
+  parse: parsePipfile,
+  units: "file",
+  besideDockerfile: ["Pipfile"],
+  indexes: "tables"
+};
+
 // src/parsers/pixi/parse.ts
-var PYPI = "https://pypi.org/simple";
+var PYPI2 = "https://pypi.org/simple";
 function pypiOptions(table) {
   const options2 = lookup(table, "pypi-options");
   if (options2?.kind !== "table") return { extra: [] };
@@ -44432,7 +44717,7 @@ function writeSelection(sink, selection, { variant, variantSpan, channels, proje
       context: id
     });
     const own2 = url2 && group.index ? group.index : void 0;
-    const indexes = own2 ? own2.value.replace(/\/+$/, "") === PYPI ? [] : [fact("index-url", own2)] : [
+    const indexes = own2 ? own2.value.replace(/\/+$/, "") === PYPI2 ? [] : [fact("index-url", own2)] : [
       ...options2.indexUrl ? [fact("index-url", options2.indexUrl)] : [],
       ...options2.extra.map((extra) => fact("extra-index-url", extra))
     ];
@@ -44458,7 +44743,7 @@ var pixi = {
 };
 
 // src/parsers/poetry-lock/parse.ts
-var PYPI2 = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
+var PYPI3 = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
 var UNREAD_KEYS = /* @__PURE__ */ new Set(["files"]);
 function parsePoetryLock(path, text2) {
   const source = new SourceText(path, text2);
@@ -44507,7 +44792,7 @@ function parsePoetryLock(path, text2) {
     const bySource = /* @__PURE__ */ new Map();
     for (const entry of chosen) {
       if (count.get(entry.fact.name) > 1) continue;
-      const key = entry.source && !PYPI2.test(entry.source.value) ? entry.source.value : "";
+      const key = entry.source && !PYPI3.test(entry.source.value) ? entry.source.value : "";
       const group = bySource.get(key);
       if (group) group.push(entry);
       else bySource.set(key, [entry]);
@@ -44717,6 +45002,7 @@ function parsePyproject(path, text2) {
   if (!root) return sink.finish(path, "pyproject", source);
   const indexes = readIndexes(root, sink);
   const routes = readSources(root, sink);
+  readPdmSources(root, sink, indexes, routes);
   const poetry = readPoetry(root);
   const named = /* @__PURE__ */ new Map();
   for (const source2 of poetry?.sources ?? []) {
@@ -44961,6 +45247,39 @@ function readIndexes(root, sink) {
     });
   return indexes;
 }
+function readPdmSources(root, sink, indexes, routes) {
+  const list = lookup(root, "tool", "pdm", "source");
+  if (list?.kind !== "array") return;
+  for (const entry of list.items) {
+    if (entry.kind !== "table") continue;
+    const name = entry.entries.get("name");
+    const url2 = entry.entries.get("url");
+    if (url2?.kind !== "string" || name?.kind !== "string") {
+      sink.problems.push({ span: entry.span, message: "a [[tool.pdm.source]] entry needs a name and a url" });
+      continue;
+    }
+    const type = entry.entries.get("type");
+    if (type?.kind === "string" && type.value !== "index") continue;
+    const include = entry.entries.get("include_packages");
+    const names = include?.kind === "array" ? include.items.flatMap((item) => item.kind === "string" ? [item.value] : []) : [];
+    const routed = names.length > 0 && names.every((pattern) => /^[A-Za-z0-9._-]+$/.test(pattern));
+    const key = `pdm ${name.value}`;
+    indexes.set(key, {
+      name: key,
+      url: url2.value,
+      urlSpan: textSpan(url2),
+      span: url2.span,
+      explicit: routed,
+      isDefault: name.value.toLowerCase() === "pypi",
+      table: true
+    });
+    if (routed)
+      for (const pattern of names) {
+        const pkg = normalizePythonName(pattern);
+        routes.set(pkg, [...routes.get(pkg) ?? [], { index: key, span: include.span }]);
+      }
+  }
+}
 function sameMachine(route, own2) {
   if (!route || !own2?.includes("platform_machine")) return true;
   return MACHINES.some((machine) => {
@@ -45067,7 +45386,7 @@ var requirements2 = {
 // src/parsers/uv-lock/parse.ts
 var DIRECT_SOURCES = ["git", "url", "path", "directory", "editable"];
 var MAX_FACTS2 = 5e4;
-var PYPI3 = /^https:\/\/pypi\.org\/simple\/?$/;
+var PYPI4 = /^https:\/\/pypi\.org\/simple\/?$/;
 var UNREAD_KEYS2 = /* @__PURE__ */ new Set(["wheels", "sdist"]);
 function parseUvLock(path, text2) {
   const source = new SourceText(path, text2);
@@ -45139,7 +45458,7 @@ function parseUvLock(path, text2) {
         }
         const byRegistry = /* @__PURE__ */ new Map();
         for (const locked of installed) {
-          const key = locked.registry && !PYPI3.test(locked.registry.value) ? locked.registry.value : "";
+          const key = locked.registry && !PYPI4.test(locked.registry.value) ? locked.registry.value : "";
           const group = byRegistry.get(key) ?? [];
           if (!group.includes(locked)) group.push(locked);
           byRegistry.set(key, group);
@@ -45301,6 +45620,7 @@ var FORMATS = {
   "pixi-lock": pixiLock,
   "poetry-lock": poetryLock,
   "conda-lock": condaLock,
+  pipfile,
   kubernetes
 };
 var ALL = Object.values(FORMATS);
@@ -47712,6 +48032,10 @@ var MESSAGES3 = {
   noLibrary: "{{name}} {{version}} ships no library for CUDA {{cuda}}, the CUDA of torch {{torch}}",
   wheelBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned"
 };
+function vendorBuild(url2) {
+  return url2 !== void 0 && /^https?:\/\//i.test(url2) && !isPytorchIndex(url2) && !isPypiIndex(url2);
+}
+var VENDOR_PAIRED = /* @__PURE__ */ new Set(["torchvision", "torchaudio", "triton"]);
 function isPinnedTorch({ pkg }) {
   return projectName(pkg) === "torch" && pkg.exact !== void 0;
 }
@@ -47755,6 +48079,7 @@ var rule_default2 = defineRule({
         if (!torch) continue;
         const { version: torchVersion, release, related } = pinned.get(torch);
         const version2 = publicVersion(pkg.exact);
+        if (VENDOR_PAIRED.has(name) && (vendorBuild(pkg.url) || vendorBuild(torch.pkg.url))) continue;
         if (pkg.torchRequirement !== void 0 && torch.pkg.ecosystem === "conda") {
           checkLockedRequirement(entry, torch, torchVersion, report);
           continue;
@@ -49461,7 +49786,7 @@ function yamlByContent(path) {
 }
 var YAML_OR_TEMPLATE = /\.ya?ml(?:\.(?:template|tmpl|tpl|j2|jinja2?|in))?$/i;
 function looksLikeManifest(text2) {
-  if (!/^apiVersion:[ \t]*\S/m.test(text2) || !WORKLOAD_SHAPE.test(text2)) return false;
+  if (!/^apiVersion:[ \t]*\S/m.test(text2) || !(WORKLOAD_SHAPE.test(text2) || GPU_BY_KIND_NAME.test(text2))) return false;
   return /^kind:[ \t]*\S/m.test(text2) || GPU_REQUEST_KEY.test(text2);
 }
 function kindByContent(path, text2) {
@@ -50299,7 +50624,7 @@ var rule_default11 = defineRule({
       const last2 = file2.images.at(-1);
       const built = fleet && last2 ? baseImage(file2, last2.stage) : void 0;
       for (const image of file2.images) {
-        if (image.unresolved) continue;
+        if (image.unresolved && !(image === built && image.fromStage === void 0)) continue;
         if (image.fromStage === void 0 && rocmImage(image) && imageCuda(image, kb) === void 0) {
           if (once(file2, image))
             report({
@@ -50428,6 +50753,12 @@ function whyUnknown(image, kb) {
     };
   const lookup2 = kb.imageLookup(image);
   if (lookup2?.state === "unread") return { reason: `not read: ${lookup2.reason}`, help: LOOKUP };
+  const row = image.registry === "nvcr.io" && image.tag ? kb.ngcImage(image.repository, image.tag) : void 0;
+  if (row && !row.cuda)
+    return {
+      reason: `the knowledge snapshot of ${kb.retrieved} holds tag ${image.tag} of nvcr.io/${image.repository} without its CUDA (its source, ${row.source[0]}, does not state it), and its registry was not asked`,
+      help: LOOKUP
+    };
   return {
     reason: `the knowledge snapshot of ${kb.retrieved} has no row for ${image.tag ? `tag ${image.tag} of ` : ""}${image.registry ? `${image.registry}/` : ""}${image.repository}, and its registry was not asked`,
     help: LOOKUP

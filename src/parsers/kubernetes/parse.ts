@@ -276,8 +276,9 @@ function whereTheImageIs(body: string): string {
     return 'its image is that of the training runtime it names (runtimeRef), not in this document';
   if (kind === 'Model' && /^apiVersion:[ \t]*kubeai\.org\//m.test(body))
     return "its image is that of the engine it names (`engine:`), set in KubeAI's own configuration (modelServers), not in this document";
-  if (kind === 'Workspace' && /^apiVersion:[ \t]*kaito\.sh\//m.test(body))
-    return "its image is KAITO's, for the preset it names (`inference.preset`), not in this document";
+  // KAITO's Workspace, InferenceSet, MultiRoleInference and RAGEngine run KAITO's images for the presets they name.
+  if (/^apiVersion:[ \t]*kaito\.sh\//m.test(body))
+    return `its image is KAITO's, for the preset or model it names, not in this document`;
   if (kind === 'Playground')
     return "its image is that of the backend runtime it names (llmaz's BackendRuntime, `backendRuntimeConfig.backendName`, vllm by default), not in this document";
   if (!/^[ \t-]*image[ \t]*:/m.test(body))
