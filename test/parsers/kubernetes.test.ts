@@ -257,6 +257,51 @@ spec:
     }
   });
 
+  it("a KServe runtime the file's GPU InferenceService names runs on its GPUs, scheduled where its predictor is", () => {
+    const runtime = codeBlock`
+      apiVersion: serving.kserve.io/v1alpha1
+      kind: ClusterServingRuntime
+      metadata:
+        name: nim-llama3-8b
+      spec:
+        containers:
+        - image: nvcr.io/nim/meta/llama3-8b-instruct:1.0.0
+          name: kserve-container
+    `;
+    const service = (name: string, runtimeName: string) => codeBlock`
+      apiVersion: serving.kserve.io/v1beta1
+      kind: InferenceService
+      metadata:
+        name: ${name}
+      spec:
+        predictor:
+          nodeSelector:
+            pool: h100
+          model:
+            modelFormat:
+              name: nim
+            resources:
+              limits:
+                nvidia.com/gpu: "1"
+            runtime: ${runtimeName}
+    `;
+    const file = manifest(`${service('llama', 'nim-llama3-8b')}---\n${runtime}`);
+    expect(file.unresolved).toEqual([]);
+    expect(
+      file.containers.map((container) => [
+        container.workload,
+        container.gpu,
+        container.placement.selector.map((r) => r.values),
+      ]),
+    ).toEqual([['ClusterServingRuntime/nim-llama3-8b (for InferenceService/llama)', true, [['h100']]]]);
+    // A runtime defined elsewhere is named in the reason the service is not checked.
+    const alone = manifest(`${service('other', 'elsewhere')}---\n${runtime}`);
+    expect(alone.containers.map((container) => container.gpu)).toEqual([false]);
+    expect(alone.unresolved.map((fact) => fact.reason)).toEqual([
+      'it asks for NVIDIA GPUs, but its image is that of the serving runtime its model names (runtime: elsewhere, a ServingRuntime or ClusterServingRuntime), not in this document',
+    ]);
+  });
+
   it("RayCluster's head and worker groups are replicas of their own", () => {
     const text = `apiVersion: ray.io/v1
 kind: RayCluster

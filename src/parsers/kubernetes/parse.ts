@@ -66,6 +66,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
   const docs = parseAllDocuments(withoutDefinitions(text), { uniqueKeys: false, prettyErrors: false, strict: false });
   const list = Array.isArray(docs) ? docs : [docs];
   const claims = gpuClaims(list, text);
+  const runtimes = runtimesServing(list, text);
   for (const [i, doc] of list.entries()) {
     const [start, , end] = doc.range ?? [0, 0, text.length];
     const body = text.slice(start, end);
@@ -88,9 +89,26 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
     if (sink.containers.length === before && asks)
       readEmbedded(textsAskingForGpus(doc.contents as Node | null), text, source, sink, options.images ?? {});
     const found = sink.containers.slice(before);
+    // A serving runtime that a GPU InferenceService of this file names runs its containers on those GPUs.
+    const servedFor = runtimes.served.get(i);
+    if (servedFor) {
+      // Scheduled where the service's predictor is, when one service names it; else wherever its own spec says.
+      const placement =
+        servedFor.services.length === 1
+          ? new Reader(list[servedFor.services[0]!] as Document, source, sink, options.images ?? {}).predictorPlacement(
+              list[servedFor.services[0]!]!.contents as Node | null,
+            )
+          : undefined;
+      for (const container of found) {
+        const mutable = container as { gpu: boolean; workload: string; placement: Placement };
+        mutable.gpu = true;
+        mutable.workload = `${container.workload} (for ${servedFor.label})`;
+        if (placement) mutable.placement = placement;
+      }
+    }
     const gpus = found.filter((container) => container.gpu);
     const placeholders = gpus.filter((container) => container.image.unresolved);
-    if (asks && gpus.length === 0) {
+    if (asks && gpus.length === 0 && !runtimes.resolved.has(i)) {
       // A manifest another tool submits, written as text (Argo's `resource.manifest`), asks in that text; a template
       // that YAML reads (`image: {{ .Values.image }}` is a flow mapping) is still a template.
       if (gpuRequestInText(doc.contents as Node | null))
@@ -149,6 +167,41 @@ function withoutDefinitions(text: string): string {
 }
 
 const DEFINITION = /^kind[ \t]*:[ \t]*["']?CustomResourceDefinition["']?[ \t]*(?:#.*)?\r?$/m;
+
+/**
+ * KServe InferenceServices of a file that ask for GPUs and name a serving runtime the same file defines
+ * (`spec.predictor.model.runtime`, a ServingRuntime or ClusterServingRuntime by `metadata.name`): the runtime's
+ * containers run on the service's GPUs (kserve.github.io/website/docs/concepts/resources/servingruntime/). `served`:
+ * runtime document → the services it serves; `resolved`: the services whose runtime is read here.
+ */
+function runtimesServing(
+  docs: readonly { range?: readonly number[] | null; errors: readonly unknown[] }[],
+  text: string,
+): { served: Map<number, { label: string; services: number[] }>; resolved: Set<number> } {
+  const served = new Map<number, { label: string; services: number[] }>();
+  const resolved = new Set<number>();
+  if (!text.includes('ServingRuntime')) return { served, resolved };
+  const byName = new Map<string, number>();
+  const bodies = docs.map((doc) => (doc.range ? text.slice(doc.range[0], doc.range[2]) : ''));
+  for (const [i, body] of bodies.entries()) {
+    const kind = KIND_LINE.exec(body)?.[1];
+    const name = /^metadata:[ \t]*\r?\n(?:[ \t]+.*\r?\n)*?[ \t]+name:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+    if ((kind === 'ServingRuntime' || kind === 'ClusterServingRuntime') && name && !byName.has(name))
+      byName.set(name, i);
+  }
+  for (const [i, body] of bodies.entries()) {
+    if (KIND_LINE.exec(body)?.[1] !== 'InferenceService' || !asksForGpus(body)) continue;
+    const runtime = /^[ \t]+runtime[ \t]*:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+    const at = runtime === undefined ? undefined : byName.get(runtime);
+    if (at === undefined || docs[at]!.errors.length > 0) continue;
+    const service = /^metadata:[ \t]*\r?\n(?:[ \t]+.*\r?\n)*?[ \t]+name:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+    const entry = served.get(at);
+    const label = `InferenceService/${service ?? '(unnamed)'}`;
+    served.set(at, { label: entry ? `${entry.label}, ${label}` : label, services: [...(entry?.services ?? []), i] });
+    resolved.add(i);
+  }
+  return { served, resolved };
+}
 
 /** `repository` and a `:tag` written elsewhere, as one reference: the tag is not editable where the reference is. */
 function withTag(repository: Mapped, tag: string): Mapped {
@@ -264,8 +317,10 @@ const KIND_LINE = /^kind:[ \t]*["']?([\w.-]+)/m;
 /** Why a GPU document's image is not in it, as its kind has it (kinds.ts). */
 function whereTheImageIs(body: string): string {
   const kind = KIND_LINE.exec(body)?.[1];
-  if (kind === 'InferenceService')
-    return 'its image is that of the serving runtime its model names (a ServingRuntime or ClusterServingRuntime), not in this document';
+  if (kind === 'InferenceService') {
+    const runtime = /^[ \t]+runtime[ \t]*:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+    return `its image is that of the serving runtime its model ${runtime ? `names (runtime: ${runtime}, a ServingRuntime or ClusterServingRuntime)` : 'format selects (a ServingRuntime or ClusterServingRuntime whose supportedModelFormats lists it)'}, not in this document`;
+  }
   // KServe's LLMInferenceService merges its template over the LLMInferenceServiceConfig presets it names (baseRefs)
   // and KServe's well-known ones (kserve.github.io/website/docs/model-serving/generative-inference/llmisvc/).
   if (kind === 'LLMInferenceService')
@@ -478,6 +533,14 @@ class Reader {
     private readonly images: Readonly<Record<string, string>>,
     private readonly claims: ReadonlySet<string> = new Set(),
   ) {}
+
+  /** Where a KServe InferenceService's predictor is scheduled (`spec.predictor`'s nodeSelector and affinity). */
+  predictorPlacement(node: Node | null | undefined): Placement | undefined {
+    const root = this.resolve(node);
+    const spec = root && isMap(root) ? this.map(root, 'spec') : undefined;
+    const predictor = spec ? this.map(spec, 'predictor') : undefined;
+    return predictor ? this.placement(predictor) : undefined;
+  }
 
   document(node: Node | null | undefined): void {
     const root = this.resolve(node);
