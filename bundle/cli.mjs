@@ -40999,6 +40999,7 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
   const docs = (0, import_yaml6.parseAllDocuments)(withoutDefinitions(text2), { uniqueKeys: false, prettyErrors: false, strict: false });
   const list = Array.isArray(docs) ? docs : [docs];
   const claims = gpuClaims(list, text2);
+  const runtimes = runtimesServing(list, text2);
   for (const [i, doc] of list.entries()) {
     const [start, , end] = doc.range ?? [0, 0, text2.length];
     const body = text2.slice(start, end);
@@ -41014,9 +41015,21 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
     if (sink.containers.length === before && asks)
       readEmbedded(textsAskingForGpus(doc.contents), text2, source, sink, options2.images ?? {});
     const found = sink.containers.slice(before);
+    const servedFor = runtimes.served.get(i);
+    if (servedFor) {
+      const placement = servedFor.services.length === 1 ? new Reader(list[servedFor.services[0]], source, sink, options2.images ?? {}).predictorPlacement(
+        list[servedFor.services[0]].contents
+      ) : void 0;
+      for (const container of found) {
+        const mutable = container;
+        mutable.gpu = true;
+        mutable.workload = `${container.workload} (for ${servedFor.label})`;
+        if (placement) mutable.placement = placement;
+      }
+    }
     const gpus = found.filter((container) => container.gpu);
     const placeholders = gpus.filter((container) => container.image.unresolved);
-    if (asks && gpus.length === 0) {
+    if (asks && gpus.length === 0 && !runtimes.resolved.has(i)) {
       if (gpuRequestInText(doc.contents))
         notChecked(
           sink,
@@ -41062,6 +41075,31 @@ function withoutDefinitions(text2) {
   return out;
 }
 var DEFINITION = /^kind[ \t]*:[ \t]*["']?CustomResourceDefinition["']?[ \t]*(?:#.*)?\r?$/m;
+function runtimesServing(docs, text2) {
+  const served = /* @__PURE__ */ new Map();
+  const resolved = /* @__PURE__ */ new Set();
+  if (!text2.includes("ServingRuntime")) return { served, resolved };
+  const byName = /* @__PURE__ */ new Map();
+  const bodies = docs.map((doc) => doc.range ? text2.slice(doc.range[0], doc.range[2]) : "");
+  for (const [i, body] of bodies.entries()) {
+    const kind = KIND_LINE.exec(body)?.[1];
+    const name = /^metadata:[ \t]*\r?\n(?:[ \t]+.*\r?\n)*?[ \t]+name:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+    if ((kind === "ServingRuntime" || kind === "ClusterServingRuntime") && name && !byName.has(name))
+      byName.set(name, i);
+  }
+  for (const [i, body] of bodies.entries()) {
+    if (KIND_LINE.exec(body)?.[1] !== "InferenceService" || !asksForGpus(body)) continue;
+    const runtime = /^[ \t]+runtime[ \t]*:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+    const at = runtime === void 0 ? void 0 : byName.get(runtime);
+    if (at === void 0 || docs[at].errors.length > 0) continue;
+    const service = /^metadata:[ \t]*\r?\n(?:[ \t]+.*\r?\n)*?[ \t]+name:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+    const entry = served.get(at);
+    const label = `InferenceService/${service ?? "(unnamed)"}`;
+    served.set(at, { label: entry ? `${entry.label}, ${label}` : label, services: [...entry?.services ?? [], i] });
+    resolved.add(i);
+  }
+  return { served, resolved };
+}
 function withTag(repository, tag) {
   const builder = new MappedBuilder();
   builder.pushMapped(repository);
@@ -41141,8 +41179,10 @@ function moveBy(root, offset) {
 var KIND_LINE = /^kind:[ \t]*["']?([\w.-]+)/m;
 function whereTheImageIs(body) {
   const kind = KIND_LINE.exec(body)?.[1];
-  if (kind === "InferenceService")
-    return "its image is that of the serving runtime its model names (a ServingRuntime or ClusterServingRuntime), not in this document";
+  if (kind === "InferenceService") {
+    const runtime = /^[ \t]+runtime[ \t]*:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+    return `its image is that of the serving runtime its model ${runtime ? `names (runtime: ${runtime}, a ServingRuntime or ClusterServingRuntime)` : "format selects (a ServingRuntime or ClusterServingRuntime whose supportedModelFormats lists it)"}, not in this document`;
+  }
   if (kind === "LLMInferenceService")
     return "its image comes from the LLMInferenceServiceConfig presets it is merged with (`baseRefs`, or KServe's own), not from this document";
   if (kind === "LLMInferenceServiceConfig")
@@ -41151,8 +41191,8 @@ function whereTheImageIs(body) {
     return "its image is that of the training runtime it names (runtimeRef), not in this document";
   if (kind === "Model" && /^apiVersion:[ \t]*kubeai\.org\//m.test(body))
     return "its image is that of the engine it names (`engine:`), set in KubeAI's own configuration (modelServers), not in this document";
-  if (kind === "Workspace" && /^apiVersion:[ \t]*kaito\.sh\//m.test(body))
-    return "its image is KAITO's, for the preset it names (`inference.preset`), not in this document";
+  if (/^apiVersion:[ \t]*kaito\.sh\//m.test(body))
+    return `its image is KAITO's, for the preset or model it names, not in this document`;
   if (kind === "Playground")
     return "its image is that of the backend runtime it names (llmaz's BackendRuntime, `backendRuntimeConfig.backendName`, vllm by default), not in this document";
   if (!/^[ \t-]*image[ \t]*:/m.test(body))
@@ -41288,6 +41328,13 @@ var Reader = class {
   aliases = 0;
   /** Pod specs whose pod asks for a share of a GPU by annotation → the container given it (undefined: the first). */
   fractions = /* @__PURE__ */ new Map();
+  /** Where a KServe InferenceService's predictor is scheduled (`spec.predictor`'s nodeSelector and affinity). */
+  predictorPlacement(node2) {
+    const root = this.resolve(node2);
+    const spec2 = root && (0, import_yaml6.isMap)(root) ? this.map(root, "spec") : void 0;
+    const predictor = spec2 ? this.map(spec2, "predictor") : void 0;
+    return predictor ? this.placement(predictor) : void 0;
+  }
   document(node2) {
     const root = this.resolve(node2);
     if (!root || !(0, import_yaml6.isMap)(root)) return;
