@@ -221,6 +221,9 @@ export function eachClaim(
   const done = new Set<string>();
   for (const unit of units) {
     // A container runs its image: its own claim, or those of the Dockerfile that builds it (cuda-compat as there).
+    // A library's pyproject.toml checked on its own (ParsedFile.library): its ranges are its users' resolvers', and
+    // what it runs on is judged where it is installed (a Dockerfile's `pip install .`), not on the fleet here.
+    if (!unit.container && unit.stage === undefined && unit.root.library) continue;
     const claims = unit.container?.claims ?? unit.claims;
     const compat = compatImage({ claims }, kb);
     for (const claim of claims) {
