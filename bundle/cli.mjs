@@ -49136,6 +49136,7 @@ function rowLabel(need) {
 function eachClaim(units, kb, check3) {
   const done = /* @__PURE__ */ new Set();
   for (const unit of units) {
+    if (!unit.container && unit.stage === void 0 && unit.root.library) continue;
     const claims = unit.container?.claims ?? unit.claims;
     const compat = compatImage({ claims }, kb);
     for (const claim2 of claims) {
