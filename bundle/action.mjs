@@ -44010,11 +44010,16 @@ function track(command, where) {
   const conditional = depth > 0 || before === "||" || after === "||" || before === "|" || after === "|" || after === "&" || before === "(";
   const pending = paths.pendingOr;
   paths.pendingOr = void 0;
+  const expanded = /[$`]/.test(where.text.slice(where.start, where.end));
   for (const word of words) {
     const match = ASSIGNMENT.exec(word.text);
     if (!match) continue;
     const name = match[1];
-    const value = word.unresolved ? null : { value: word.mapped.slice(match[0].length), defined: word.span };
+    const value = word.unresolved ? null : {
+      value: word.mapped.slice(match[0].length),
+      defined: word.span,
+      ...expanded ? { buildArg: true } : {}
+    };
     if (conditional) {
       locals.set(name, { unresolved: CONDITIONAL(name) });
       const single = words.length === 1;

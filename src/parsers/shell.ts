@@ -562,13 +562,20 @@ function track(command: Command, where: Surroundings): number {
     before === '(';
   const pending = paths.pendingOr;
   paths.pendingOr = undefined;
+  // A value read from a variable (`V=$FLAG`, `V=$(…)`) may come from a build argument: an `if` it decides is not
+  // taken to be decided whatever the build (Condition.fixed).
+  const expanded = /[$`]/.test(where.text.slice(where.start, where.end));
   for (const word of words) {
     const match = ASSIGNMENT.exec(word.text);
     if (!match) continue;
     const name = match[1]!;
     const value: Variable | null = word.unresolved
       ? null
-      : { value: word.mapped.slice(match[0].length), defined: word.span };
+      : {
+          value: word.mapped.slice(match[0].length),
+          defined: word.span,
+          ...(expanded ? { buildArg: true } : {}),
+        };
     if (conditional) {
       locals.set(name, { unresolved: CONDITIONAL(name) });
       const single = words.length === 1;

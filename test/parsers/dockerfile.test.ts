@@ -257,6 +257,8 @@ describe('Dockerfile parser', () => {
         'ARG FLAG=true',
         'RUN if [ "$FLAG" = false ]; then pip install v==1; elif [ "$MODE" = gpu ]; then pip install w==1; fi',
         'RUN if [ "$FLAG" = true ]; then pip install x==1; else pip install y==1; fi',
+        'RUN V=$FLAG && if [ "$V" = false ]; then pip install z==1; fi',
+        'RUN M=cpu && if [ "$M" = gpu ]; then pip install zz==1; fi',
         '',
       ].join('\n'),
     );
@@ -277,6 +279,8 @@ describe('Dockerfile parser', () => {
       w: '[ "$MODE" = gpu ]',
       x: '[ "$FLAG" = true ]',
       y: 'may not run',
+      // A variable the script sets from another may carry a build argument; one it sets to a word does not.
+      z: 'may not run',
     });
   });
 
