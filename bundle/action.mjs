@@ -48633,6 +48633,19 @@ function textSpan(value) {
 }
 
 // src/parsers/pipfile/parse.ts
+var MARKER_KEYS = [
+  "os_name",
+  "sys_platform",
+  "platform_machine",
+  "platform_python_implementation",
+  "platform_release",
+  "platform_system",
+  "platform_version",
+  "python_version",
+  "python_full_version",
+  "implementation_name",
+  "implementation_version"
+];
 var PYPI = { url: "https://pypi.org/simple" };
 function parsePipfile(path, text2) {
   const source = new SourceText(path, text2);
@@ -48685,9 +48698,13 @@ function parsePipfile(path, text2) {
         if (["git", "path", "file", "editable"].some((key) => value.entries.has(key))) continue;
         spec2 = stringAt(value, "version");
         index = stringAt(value, "index")?.value;
-        markers = stringAt(value, "markers")?.value;
-        const platform = stringAt(value, "sys_platform")?.value;
-        if (platform && !/linux/i.test(platform)) continue;
+        markers = [
+          stringAt(value, "markers")?.value,
+          ...MARKER_KEYS.map((key) => {
+            const condition = stringAt(value, key)?.value;
+            return condition === void 0 ? void 0 : `${key} ${condition}`;
+          })
+        ].filter((marker) => marker !== void 0).map((marker) => `(${marker})`).join(" and ") || void 0;
       } else continue;
       if (!holdsOnLinux(markers)) continue;
       if (index !== void 0 && !sources.has(index)) {

@@ -28,6 +28,21 @@ import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
 import { lookup, readTomlRoot, stringAt, textSpan, type TomlString } from '../toml.js';
 
+/** PEP 508's environment markers, which a Pipfile entry may also write as keys of their own. */
+const MARKER_KEYS = [
+  'os_name',
+  'sys_platform',
+  'platform_machine',
+  'platform_python_implementation',
+  'platform_release',
+  'platform_system',
+  'platform_version',
+  'python_version',
+  'python_full_version',
+  'implementation_name',
+  'implementation_version',
+];
+
 const PYPI: Pick<IndexFact, 'url'> = { url: 'https://pypi.org/simple' };
 
 export function parsePipfile(path: string, text: string): ParsedFile {
@@ -88,9 +103,19 @@ export function parsePipfile(path: string, text: string): ParsedFile {
         if (['git', 'path', 'file', 'editable'].some((key) => value.entries.has(key))) continue;
         spec = stringAt(value, 'version');
         index = stringAt(value, 'index')?.value;
-        markers = stringAt(value, 'markers')?.value;
-        const platform = stringAt(value, 'sys_platform')?.value;
-        if (platform && !/linux/i.test(platform)) continue;
+        // `markers = "os_name == 'nt'"`, and a marker variable as a key of its own: `sys_platform = "== 'win32'"`
+        // (pipenv.pypa.io/en/latest/specifiers/, "Specifying basically anything").
+        markers =
+          [
+            stringAt(value, 'markers')?.value,
+            ...MARKER_KEYS.map((key) => {
+              const condition = stringAt(value, key)?.value;
+              return condition === undefined ? undefined : `${key} ${condition}`;
+            }),
+          ]
+            .filter((marker): marker is string => marker !== undefined)
+            .map((marker) => `(${marker})`)
+            .join(' and ') || undefined;
       } else continue;
       if (!holdsOnLinux(markers)) continue;
       if (index !== undefined && !sources.has(index)) {
