@@ -67,6 +67,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
   const list = Array.isArray(docs) ? docs : [docs];
   const claims = gpuClaims(list, text);
   const runtimes = runtimesServing(list, text);
+  const images = options.images ?? {};
   for (const [i, doc] of list.entries()) {
     const [start, , end] = doc.range ?? [0, 0, text.length];
     const body = text.slice(start, end);
@@ -81,31 +82,22 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
       continue;
     }
     const before = sink.containers.length;
-    new Reader(doc as Document, source, sink, options.images ?? {}, claims).document(doc.contents as Node | null);
+    // A serving runtime that GPU InferenceServices of this file name runs its containers on their GPUs, scheduled
+    // where the service's predictor is when one service names it (else wherever its own spec says).
+    const servedFor = runtimes.served.get(i);
+    const only = servedFor?.services.length === 1 ? list[servedFor.services[0]!] : undefined;
+    const serving = servedFor && {
+      label: servedFor.label,
+      placement: only && new Reader(only as Document, source, sink, images).predictorPlacement(only.contents as Node),
+    };
+    new Reader(doc as Document, source, sink, images, claims, serving).document(doc.contents as Node | null);
     // A manifest another tool submits, written as a literal block inside this one (Argo's `resource.manifest: |`):
     // read where it asks for GPUs and reads as YAML on its own, at its own places in the file.
     const asks =
       asksForGpus(body) && !holdsNoPod(body) && asksOutsideAnnotations(doc.contents as Node | null, body, start);
     if (sink.containers.length === before && asks)
-      readEmbedded(textsAskingForGpus(doc.contents as Node | null), text, source, sink, options.images ?? {});
+      readEmbedded(textsAskingForGpus(doc.contents as Node | null), text, source, sink, images);
     const found = sink.containers.slice(before);
-    // A serving runtime that a GPU InferenceService of this file names runs its containers on those GPUs.
-    const servedFor = runtimes.served.get(i);
-    if (servedFor) {
-      // Scheduled where the service's predictor is, when one service names it; else wherever its own spec says.
-      const placement =
-        servedFor.services.length === 1
-          ? new Reader(list[servedFor.services[0]!] as Document, source, sink, options.images ?? {}).predictorPlacement(
-              list[servedFor.services[0]!]!.contents as Node | null,
-            )
-          : undefined;
-      for (const container of found) {
-        const mutable = container as { gpu: boolean; workload: string; placement: Placement };
-        mutable.gpu = true;
-        mutable.workload = `${container.workload} (for ${servedFor.label})`;
-        if (placement) mutable.placement = placement;
-      }
-    }
     const gpus = found.filter((container) => container.gpu);
     const placeholders = gpus.filter((container) => container.image.unresolved);
     if (asks && gpus.length === 0 && !runtimes.resolved.has(i)) {
@@ -166,6 +158,10 @@ function withoutDefinitions(text: string): string {
   return out;
 }
 
+/** A document's `metadata.name`, and the serving runtime a KServe predictor's model names (`runtime:`). */
+const METADATA_NAME = /^metadata:[ \t]*\r?\n(?:[ \t]+.*\r?\n)*?[ \t]+name:[ \t]*["']?([\w.-]+)/m;
+const RUNTIME_NAME = /^[ \t]+runtime[ \t]*:[ \t]*["']?([\w.-]+)/m;
+
 const DEFINITION = /^kind[ \t]*:[ \t]*["']?CustomResourceDefinition["']?[ \t]*(?:#.*)?\r?$/m;
 
 /**
@@ -185,16 +181,16 @@ function runtimesServing(
   const bodies = docs.map((doc) => (doc.range ? text.slice(doc.range[0], doc.range[2]) : ''));
   for (const [i, body] of bodies.entries()) {
     const kind = KIND_LINE.exec(body)?.[1];
-    const name = /^metadata:[ \t]*\r?\n(?:[ \t]+.*\r?\n)*?[ \t]+name:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+    const name = METADATA_NAME.exec(body)?.[1];
     if ((kind === 'ServingRuntime' || kind === 'ClusterServingRuntime') && name && !byName.has(name))
       byName.set(name, i);
   }
   for (const [i, body] of bodies.entries()) {
     if (KIND_LINE.exec(body)?.[1] !== 'InferenceService' || !asksForGpus(body)) continue;
-    const runtime = /^[ \t]+runtime[ \t]*:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+    const runtime = RUNTIME_NAME.exec(body)?.[1];
     const at = runtime === undefined ? undefined : byName.get(runtime);
     if (at === undefined || docs[at]!.errors.length > 0) continue;
-    const service = /^metadata:[ \t]*\r?\n(?:[ \t]+.*\r?\n)*?[ \t]+name:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+    const service = METADATA_NAME.exec(body)?.[1];
     const entry = served.get(at);
     const label = `InferenceService/${service ?? '(unnamed)'}`;
     served.set(at, { label: entry ? `${entry.label}, ${label}` : label, services: [...(entry?.services ?? []), i] });
@@ -318,7 +314,7 @@ const KIND_LINE = /^kind:[ \t]*["']?([\w.-]+)/m;
 function whereTheImageIs(body: string): string {
   const kind = KIND_LINE.exec(body)?.[1];
   if (kind === 'InferenceService') {
-    const runtime = /^[ \t]+runtime[ \t]*:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+    const runtime = RUNTIME_NAME.exec(body)?.[1];
     return `its image is that of the serving runtime its model ${runtime ? `names (runtime: ${runtime}, a ServingRuntime or ClusterServingRuntime)` : 'format selects (a ServingRuntime or ClusterServingRuntime whose supportedModelFormats lists it)'}, not in this document`;
   }
   // KServe's LLMInferenceService merges its template over the LLMInferenceServiceConfig presets it names (baseRefs)
@@ -532,6 +528,11 @@ class Reader {
     private readonly sink: FactSink,
     private readonly images: Readonly<Record<string, string>>,
     private readonly claims: ReadonlySet<string> = new Set(),
+    /**
+     * For a serving runtime that GPU InferenceServices of the file name: who they are, and where they are scheduled
+     * (one service's predictor placement; undefined: the runtime's own). Its containers run on their GPUs.
+     */
+    private readonly serving?: { readonly label: string; readonly placement: Placement | undefined },
   ) {}
 
   /** Where a KServe InferenceService's predictor is scheduled (`spec.predictor`'s nodeSelector and affinity). */
@@ -746,7 +747,7 @@ class Reader {
   ): void {
     const image = this.imageText(container, shape);
     if (!image) return;
-    const placement = this.placement(spec);
+    const placement = this.serving?.placement ?? this.placement(spec);
     const runtimeGpu = this.text(spec.get('runtimeClassName', true) as Node | undefined)?.toLowerCase() === 'nvidia';
     const reference = image.text;
     const span = image.origin(0, image.length) ?? image.site(0, image.length);
@@ -772,7 +773,7 @@ class Reader {
     const tagSpan = tagMap?.origin(0, tagMap.length);
     this.sink.containers.push({
       span,
-      workload,
+      workload: this.serving ? `${workload} (for ${this.serving.label})` : workload,
       name,
       image: {
         span,
@@ -784,6 +785,7 @@ class Reader {
         ...(invalid ? { unresolved: `"${reference}" is a placeholder, not an image reference` } : {}),
       },
       gpu:
+        this.serving !== undefined ||
         runtimeGpu ||
         givenGpus ||
         this.requestsGpu(container, shape === 'trainer' ? 'resourcesPerNode' : 'resources') ||
@@ -847,17 +849,11 @@ class Reader {
     // NIM operator's NIMService asks for its GPUs by DRA claims in `draResources` where it names no resource
     // (github.com/NVIDIA/k8s-nim-operator, api/apps/v1alpha1: "DRAResources ... to be used for the NIMService").
     const dra = this.resolve(node.get('draResources', true) as Node | undefined);
-    if (dra && isSeq(dra) && dra.items.length > 0) return true;
+    if ((dra && isSeq(dra) && dra.items.length > 0) || this.countsGpus(node)) return true;
     const resources = this.map(node, 'resources');
-    if (!resources) return false;
-    const limits = this.map(resources, 'limits');
-    const count =
-      this.text(resources.get('gpu', true) as Node | undefined) ??
-      (limits ? this.text(limits.get('gpu', true) as Node | undefined) : undefined);
-    const type = this.text(resources.get('gpuType', true) as Node | undefined);
-    return (
-      count !== undefined && /^[1-9]\d*$/.test(count.trim()) && (type === undefined || /^nvidia\.com\//.test(type))
-    );
+    const count = resources ? Number(this.text(resources.get('gpu', true) as Node | undefined)) : Number.NaN;
+    const type = resources ? this.text(resources.get('gpuType', true) as Node | undefined) : undefined;
+    return Number.isFinite(count) && count > 0 && (type === undefined || /^nvidia\.com\//.test(type));
   }
 
   /**
