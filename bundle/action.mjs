@@ -42629,7 +42629,7 @@ function recordInstallCommand(sink, command, stage) {
     return recordPixiInstall(sink, words.slice(2), words, stage);
   if (program === "poetry" && (words[1]?.text === "install" || words[1]?.text === "sync"))
     return recordPoetryInstall(sink, words.slice(2), words, stage);
-  if (program === "pipenv" && (words[1]?.text === "install" || words[1]?.text === "sync") && !words[2]?.text.match(/^[^-]/))
+  if (program === "pipenv" && (words[1]?.text === "install" || words[1]?.text === "sync") && !namesPackage(words[2]))
     return recordPipenvInstall(sink, words, stage);
   if (program === "pdm" && (words[1]?.text === "install" || words[1]?.text === "sync"))
     return recordPdmInstall(sink, words.slice(2), words, stage);
@@ -42792,6 +42792,9 @@ function recordPoetryInstall(sink, args, all, stage) {
     [...main ? ["the project"] : [], ...selects]
   );
   return true;
+}
+function namesPackage(word) {
+  return word !== void 0 && !word.text.startsWith("-");
 }
 function recordPipenvInstall(sink, all, stage) {
   const context = addRequirementsContext(sink, "pip", commandSpan(all), { stage });
@@ -44876,11 +44879,12 @@ function parseDockerfile(path, text2) {
   const frontend = stage < 0 ? FOREIGN_FRONTEND.exec(source.text) : null;
   if (frontend) {
     const at = frontend.index + frontend[0].indexOf("syntax");
+    const gpu = CUDA_WORDS.test(source.text);
     sink.unresolved.push({
       span: { start: at, end: frontend.index + frontend[0].trimEnd().length },
       text: `# syntax=${frontend[1]}`,
-      reason: `${frontend[1]} is a BuildKit frontend other than Dockerfile's, so this file is in that frontend's own format and is not read${CUDA_WORDS.test(source.text) ? " (it names CUDA, NVIDIA or torch)" : ""}`,
-      ...CUDA_WORDS.test(source.text) ? { fails: true } : {}
+      reason: `${frontend[1]} is a BuildKit frontend other than Dockerfile's, so this file is in that frontend's own format and is not read${gpu ? " (it names CUDA, NVIDIA or torch)" : ""}`,
+      ...gpu ? { fails: true } : {}
     });
   } else if (stage < 0 && instructions.length > 0)
     sink.problems.push({
@@ -45274,6 +45278,7 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
   const list = Array.isArray(docs) ? docs : [docs];
   const claims = gpuClaims(list, text2);
   const runtimes = runtimesServing(list, text2);
+  const images = options2.images ?? {};
   for (const [i, doc] of list.entries()) {
     const [start, , end] = doc.range ?? [0, 0, text2.length];
     const body = text2.slice(start, end);
@@ -45284,23 +45289,17 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
       continue;
     }
     const before = sink.containers.length;
-    new Reader(doc, source, sink, options2.images ?? {}, claims).document(doc.contents);
+    const servedFor = runtimes.served.get(i);
+    const only = servedFor?.services.length === 1 ? list[servedFor.services[0]] : void 0;
+    const serving = servedFor && {
+      label: servedFor.label,
+      placement: only && new Reader(only, source, sink, images).predictorPlacement(only.contents)
+    };
+    new Reader(doc, source, sink, images, claims, serving).document(doc.contents);
     const asks = asksForGpus(body) && !holdsNoPod(body) && asksOutsideAnnotations(doc.contents, body, start);
     if (sink.containers.length === before && asks)
-      readEmbedded(textsAskingForGpus(doc.contents), text2, source, sink, options2.images ?? {});
+      readEmbedded(textsAskingForGpus(doc.contents), text2, source, sink, images);
     const found = sink.containers.slice(before);
-    const servedFor = runtimes.served.get(i);
-    if (servedFor) {
-      const placement = servedFor.services.length === 1 ? new Reader(list[servedFor.services[0]], source, sink, options2.images ?? {}).predictorPlacement(
-        list[servedFor.services[0]].contents
-      ) : void 0;
-      for (const container of found) {
-        const mutable = container;
-        mutable.gpu = true;
-        mutable.workload = `${container.workload} (for ${servedFor.label})`;
-        if (placement) mutable.placement = placement;
-      }
-    }
     const gpus = found.filter((container) => container.gpu);
     const placeholders = gpus.filter((container) => container.image.unresolved);
     if (asks && gpus.length === 0 && !runtimes.resolved.has(i)) {
@@ -45348,6 +45347,8 @@ function withoutDefinitions(text2) {
   }
   return out;
 }
+var METADATA_NAME = /^metadata:[ \t]*\r?\n(?:[ \t]+.*\r?\n)*?[ \t]+name:[ \t]*["']?([\w.-]+)/m;
+var RUNTIME_NAME = /^[ \t]+runtime[ \t]*:[ \t]*["']?([\w.-]+)/m;
 var DEFINITION = /^kind[ \t]*:[ \t]*["']?CustomResourceDefinition["']?[ \t]*(?:#.*)?\r?$/m;
 function runtimesServing(docs, text2) {
   const served = /* @__PURE__ */ new Map();
@@ -45357,16 +45358,16 @@ function runtimesServing(docs, text2) {
   const bodies = docs.map((doc) => doc.range ? text2.slice(doc.range[0], doc.range[2]) : "");
   for (const [i, body] of bodies.entries()) {
     const kind = KIND_LINE.exec(body)?.[1];
-    const name = /^metadata:[ \t]*\r?\n(?:[ \t]+.*\r?\n)*?[ \t]+name:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+    const name = METADATA_NAME.exec(body)?.[1];
     if ((kind === "ServingRuntime" || kind === "ClusterServingRuntime") && name && !byName.has(name))
       byName.set(name, i);
   }
   for (const [i, body] of bodies.entries()) {
     if (KIND_LINE.exec(body)?.[1] !== "InferenceService" || !asksForGpus(body)) continue;
-    const runtime = /^[ \t]+runtime[ \t]*:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+    const runtime = RUNTIME_NAME.exec(body)?.[1];
     const at = runtime === void 0 ? void 0 : byName.get(runtime);
     if (at === void 0 || docs[at].errors.length > 0) continue;
-    const service = /^metadata:[ \t]*\r?\n(?:[ \t]+.*\r?\n)*?[ \t]+name:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+    const service = METADATA_NAME.exec(body)?.[1];
     const entry = served.get(at);
     const label = `InferenceService/${service ?? "(unnamed)"}`;
     served.set(at, { label: entry ? `${entry.label}, ${label}` : label, services: [...entry?.services ?? [], i] });
@@ -45454,7 +45455,7 @@ var KIND_LINE = /^kind:[ \t]*["']?([\w.-]+)/m;
 function whereTheImageIs(body) {
   const kind = KIND_LINE.exec(body)?.[1];
   if (kind === "InferenceService") {
-    const runtime = /^[ \t]+runtime[ \t]*:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+    const runtime = RUNTIME_NAME.exec(body)?.[1];
     return `its image is that of the serving runtime its model ${runtime ? `names (runtime: ${runtime}, a ServingRuntime or ClusterServingRuntime)` : "format selects (a ServingRuntime or ClusterServingRuntime whose supportedModelFormats lists it)"}, not in this document`;
   }
   if (kind === "LLMInferenceService")
@@ -45587,18 +45588,20 @@ function notChecked(sink, body, start, why, text2, gpu, unknownGpus = false) {
 }
 var FRACTION_SCHEDULERS = /* @__PURE__ */ new Set(["runai-scheduler", "kai-scheduler"]);
 var Reader = class {
-  constructor(doc, source, sink, images, claims = /* @__PURE__ */ new Set()) {
+  constructor(doc, source, sink, images, claims = /* @__PURE__ */ new Set(), serving) {
     this.doc = doc;
     this.source = source;
     this.sink = sink;
     this.images = images;
     this.claims = claims;
+    this.serving = serving;
   }
   doc;
   source;
   sink;
   images;
   claims;
+  serving;
   aliases = 0;
   /** Pod specs whose pod asks for a share of a GPU by annotation → the container given it (undefined: the first). */
   fractions = /* @__PURE__ */ new Map();
@@ -45750,7 +45753,7 @@ var Reader = class {
   containerOf(container, spec2, workload, annotated, shape, givenGpus = false) {
     const image = this.imageText(container, shape);
     if (!image) return;
-    const placement = this.placement(spec2);
+    const placement = this.serving?.placement ?? this.placement(spec2);
     const runtimeGpu = this.text(spec2.get("runtimeClassName", true))?.toLowerCase() === "nvidia";
     const reference = image.text;
     const span = image.origin(0, image.length) ?? image.site(0, image.length);
@@ -45775,7 +45778,7 @@ var Reader = class {
     const tagSpan = tagMap?.origin(0, tagMap.length);
     this.sink.containers.push({
       span,
-      workload,
+      workload: this.serving ? `${workload} (for ${this.serving.label})` : workload,
       name,
       image: {
         span,
@@ -45786,7 +45789,7 @@ var Reader = class {
         ...templated ? { unresolved: `"${reference}" is a template or a variable, not an image reference` } : {},
         ...invalid ? { unresolved: `"${reference}" is a placeholder, not an image reference` } : {}
       },
-      gpu: runtimeGpu || givenGpus || this.requestsGpu(container, shape === "trainer" ? "resourcesPerNode" : "resources") || this.claimsGpu(container, spec2),
+      gpu: this.serving !== void 0 || runtimeGpu || givenGpus || this.requestsGpu(container, shape === "trainer" ? "resourcesPerNode" : "resources") || this.claimsGpu(container, spec2),
       placement,
       ...dockerfile2 ? { dockerfile: dockerfile2 } : {}
     });
@@ -45832,13 +45835,11 @@ var Reader = class {
    */
   gpuCount(node2) {
     const dra = this.resolve(node2.get("draResources", true));
-    if (dra && (0, import_yaml5.isSeq)(dra) && dra.items.length > 0) return true;
+    if (dra && (0, import_yaml5.isSeq)(dra) && dra.items.length > 0 || this.countsGpus(node2)) return true;
     const resources = this.map(node2, "resources");
-    if (!resources) return false;
-    const limits = this.map(resources, "limits");
-    const count = this.text(resources.get("gpu", true)) ?? (limits ? this.text(limits.get("gpu", true)) : void 0);
-    const type = this.text(resources.get("gpuType", true));
-    return count !== void 0 && /^[1-9]\d*$/.test(count.trim()) && (type === void 0 || /^nvidia\.com\//.test(type));
+    const count = resources ? Number(this.text(resources.get("gpu", true))) : Number.NaN;
+    const type = resources ? this.text(resources.get("gpuType", true)) : void 0;
+    return Number.isFinite(count) && count > 0 && (type === void 0 || /^nvidia\.com\//.test(type));
   }
   /**
    * `nvidia.com/gpu` or a MIG profile in its requests or limits (or their `.shared` names, which the device plugin
@@ -49429,7 +49430,7 @@ function parsePyproject(path, text2) {
       const id = sink.contexts.length;
       const machines = group.machines?.length ? group.machines.map((marker) => `(${marker})`).join(" or ") : void 0;
       const facts = group.served.map((index) => ({
-        kind: group.primary || index.isDefault ? "index-url" : "extra-index-url",
+        kind: index.findLinks ? "find-links" : group.primary || index.isDefault ? "index-url" : "extra-index-url",
         url: index.url,
         urlSpan: index.urlSpan,
         span: index.span,
@@ -49597,7 +49598,7 @@ function readPdmSources(root, sink, indexes, routes) {
       continue;
     }
     const type = entry.entries.get("type");
-    if (type?.kind === "string" && type.value !== "index") continue;
+    const findLinks = type?.kind === "string" && type.value === "find_links";
     const include = entry.entries.get("include_packages");
     const names = include?.kind === "array" ? include.items.flatMap((item) => item.kind === "string" ? [item.value] : []) : [];
     const routed = names.length > 0 && names.every((pattern) => /^[A-Za-z0-9._-]+$/.test(pattern));
@@ -49609,7 +49610,8 @@ function readPdmSources(root, sink, indexes, routes) {
       span: url2.span,
       explicit: routed,
       isDefault: name.value.toLowerCase() === "pypi",
-      table: true
+      table: true,
+      ...findLinks ? { findLinks } : {}
     });
     if (routed)
       for (const pattern of names) {

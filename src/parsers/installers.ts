@@ -20,11 +20,8 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
     return recordPixiInstall(sink, words.slice(2), words, stage);
   if (program === 'poetry' && (words[1]?.text === 'install' || words[1]?.text === 'sync'))
     return recordPoetryInstall(sink, words.slice(2), words, stage);
-  if (
-    program === 'pipenv' &&
-    (words[1]?.text === 'install' || words[1]?.text === 'sync') &&
-    !words[2]?.text.match(/^[^-]/)
-  )
+  // `pipenv install` with no package named installs the Pipfile (`pipenv install torch` adds one to it first).
+  if (program === 'pipenv' && (words[1]?.text === 'install' || words[1]?.text === 'sync') && !namesPackage(words[2]))
     return recordPipenvInstall(sink, words, stage);
   if (program === 'pdm' && (words[1]?.text === 'install' || words[1]?.text === 'sync'))
     return recordPdmInstall(sink, words.slice(2), words, stage);
@@ -234,6 +231,11 @@ function recordPoetryInstall(sink: FactSink, args: readonly Word[], all: readonl
     [...(main ? ['the project'] : []), ...selects],
   );
   return true;
+}
+
+/** Whether a word after `pipenv install` is a package (not an option). */
+function namesPackage(word: Word | undefined): boolean {
+  return word !== undefined && !word.text.startsWith('-');
 }
 
 /**

@@ -187,6 +187,32 @@ index-strategy = "unsafe-best-match"
     ]);
   });
 
+  it("PDM's sources: include_packages routes its packages there alone, pypi replaces PyPI, find_links is a page", () => {
+    const text = codeBlock`
+      [project]
+      dependencies = ["torch==2.1.0+cu118", "numpy==1.26.4", "xformers==0.0.22.post7"]
+      [[tool.pdm.source]]
+      name = "pypi"
+      url = "https://mirror.example.com/simple"
+      [[tool.pdm.source]]
+      name = "torch"
+      url = "https://download.pytorch.org/whl/cu118"
+      include_packages = ["torch"]
+      [[tool.pdm.source]]
+      name = "wheels"
+      url = "https://download.pytorch.org/whl/torch_stable.html"
+      type = "find_links"
+    `;
+    expect(selections(text)['the project']).toEqual([
+      { index: 'index-url https://download.pytorch.org/whl/cu118', packages: ['torch==2.1.0+cu118'] },
+      {
+        index:
+          'find-links https://download.pytorch.org/whl/torch_stable.html, index-url https://mirror.example.com/simple',
+        packages: ['numpy==1.26.4', 'xformers==0.0.22.post7'],
+      },
+    ]);
+  });
+
   it('reads the CUDA an extra or group is named for', async () => {
     const { cudaOfName } = await import('../../src/analysis/claims.js');
     expect(

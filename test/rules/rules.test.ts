@@ -23,6 +23,15 @@ const PLACEHOLDERS = new Set(
   ),
 );
 
+describe("the templates' placeholders", () => {
+  it('are found, so a message that leaves one unfilled is caught', () =>
+    expect([...PLACEHOLDERS].filter((name) => ['subject', 'image', 'expected'].includes(name)).sort()).toEqual([
+      'expected',
+      'image',
+      'subject',
+    ]));
+});
+
 for (const ruleId of readdirSync(FIXTURES).sort()) {
   describe(ruleId, () => {
     it('is a registered rule', () => expect(RULE_IDS.has(ruleId)).toBe(true));

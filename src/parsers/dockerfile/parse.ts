@@ -123,11 +123,12 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
     // `# syntax=ghcr.io/azure/dalec/frontend:0.18`: BuildKit hands the file to that frontend, whose format is its own
     // (docs.docker.com/build/buildkit/frontend/); `docker build` accepts it, and nothing of it is a Dockerfile's.
     const at = frontend.index + frontend[0].indexOf('syntax');
+    const gpu = CUDA_WORDS.test(source.text);
     sink.unresolved.push({
       span: { start: at, end: frontend.index + frontend[0].trimEnd().length },
       text: `# syntax=${frontend[1]}`,
-      reason: `${frontend[1]} is a BuildKit frontend other than Dockerfile's, so this file is in that frontend's own format and is not read${CUDA_WORDS.test(source.text) ? ' (it names CUDA, NVIDIA or torch)' : ''}`,
-      ...(CUDA_WORDS.test(source.text) ? { fails: true } : {}),
+      reason: `${frontend[1]} is a BuildKit frontend other than Dockerfile's, so this file is in that frontend's own format and is not read${gpu ? ' (it names CUDA, NVIDIA or torch)' : ''}`,
+      ...(gpu ? { fails: true } : {}),
     });
   } else if (stage < 0 && instructions.length > 0)
     sink.problems.push({

@@ -205,7 +205,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
       // beside the default (PyPI, or the default index as --index-url).
       const machines = group.machines?.length ? group.machines.map((marker) => `(${marker})`).join(' or ') : undefined;
       const facts: IndexFact[] = group.served.map((index) => ({
-        kind: group.primary || index.isDefault ? 'index-url' : 'extra-index-url',
+        kind: index.findLinks ? 'find-links' : group.primary || index.isDefault ? 'index-url' : 'extra-index-url',
         url: index.url,
         urlSpan: index.urlSpan,
         span: index.span,
@@ -397,9 +397,10 @@ function readIndexes(root: TomlTable, sink: FactSink): Map<string, Index> {
 /**
  * PDM's `[[tool.pdm.source]]` (pdm-project.org/latest/usage/config/, "Configure the package indexes"): an index of
  * `type = "index"` (the default) beside PyPI, or PyPI itself where it is named `pypi`; `type = "find_links"` a page
- * of links. A source with `include_packages` is the only one those packages are searched in ("Specify index for
- * individual packages"): a route of each package it names to that source, which then serves nothing else. A name
- * pattern (`torch*`) is not followed; such a source is read as serving every package, as without the list.
+ * of links, read as pip's `--find-links`. A source with `include_packages` is the only one those packages are
+ * searched in ("Specify index for individual packages"): a route of each package it names to that source, which then
+ * serves nothing else. A name pattern (`torch*`) is not followed; such a source is read as serving every package, as
+ * without the list.
  */
 function readPdmSources(
   root: TomlTable,
@@ -418,7 +419,7 @@ function readPdmSources(
       continue;
     }
     const type = entry.entries.get('type');
-    if (type?.kind === 'string' && type.value !== 'index') continue; // find_links pages: not an index of builds
+    const findLinks = type?.kind === 'string' && type.value === 'find_links';
     const include = entry.entries.get('include_packages');
     const names =
       include?.kind === 'array' ? include.items.flatMap((item) => (item.kind === 'string' ? [item.value] : [])) : [];
@@ -432,6 +433,7 @@ function readPdmSources(
       explicit: routed,
       isDefault: name.value.toLowerCase() === 'pypi',
       table: true,
+      ...(findLinks ? { findLinks } : {}),
     });
     if (routed)
       for (const pattern of names) {

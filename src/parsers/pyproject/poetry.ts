@@ -24,6 +24,8 @@ export interface PackageIndex {
   readonly isDefault: boolean;
   /** Declared as a table entry ([[tool.uv.index]], [[tool.poetry.source]]), not [tool.uv]'s older options. */
   readonly table: boolean;
+  /** A page of links (PDM's `type = "find_links"`), read as pip's `--find-links`, not an index. */
+  readonly findLinks?: boolean;
 }
 
 export interface PoetryDependency {
