@@ -414,12 +414,12 @@ var require_specifier = __commonJS({
       return filtered;
     }
     function maxSatisfying(versions, range, options2) {
-      const found = filter2(versions, range, options2).sort(Operator.compare);
-      return found.length === 0 ? null : found[found.length - 1];
+      const found2 = filter2(versions, range, options2).sort(Operator.compare);
+      return found2.length === 0 ? null : found2[found2.length - 1];
     }
     function minSatisfying(versions, range, options2) {
-      const found = filter2(versions, range, options2).sort(Operator.compare);
-      return found.length === 0 ? null : found[0];
+      const found2 = filter2(versions, range, options2).sort(Operator.compare);
+      return found2.length === 0 ? null : found2[0];
     }
     function pick2(versions, specifier, options2) {
       const parsed = parse6(specifier);
@@ -1315,19 +1315,19 @@ var require_Alias = __commonJS({
           if (ctx)
             ctx.aliasResolveCache = nodes;
         }
-        let found = void 0;
+        let found2 = void 0;
         for (const node2 of nodes) {
           if (node2 === this)
             break;
           if (node2.anchor === this.source)
-            found = node2;
+            found2 = node2;
         }
-        if (found && ctx) {
+        if (found2 && ctx) {
           const { anchors: anchors2, doc: doc2, maxAliasCount } = ctx;
-          let data = anchors2.get(found);
+          let data = anchors2.get(found2);
           if (!data) {
-            toJS.toJS(found, null, ctx);
-            data = anchors2.get(found);
+            toJS.toJS(found2, null, ctx);
+            data = anchors2.get(found2);
           }
           if (data?.res === void 0) {
             const msg = "This should not happen: Alias anchor was not resolved?";
@@ -1336,14 +1336,14 @@ var require_Alias = __commonJS({
           if (maxAliasCount >= 0) {
             data.count += 1;
             if (data.aliasCount === 0)
-              data.aliasCount = getAliasCount(doc2, found, anchors2);
+              data.aliasCount = getAliasCount(doc2, found2, anchors2);
             if (data.count * data.aliasCount > maxAliasCount) {
               const msg = "Excessive alias count indicates a resource exhaustion attack";
               throw new ReferenceError(msg);
             }
           }
         }
-        return found;
+        return found2;
       }
       toJSON(_arg, ctx) {
         if (!ctx)
@@ -4449,7 +4449,7 @@ var require_resolve_props = __commonJS({
       let tag = null;
       let newlineAfterProp = null;
       let comma = null;
-      let found = null;
+      let found2 = null;
       let start = null;
       for (const token of tokens) {
         if (reqSpace) {
@@ -4486,7 +4486,7 @@ var require_resolve_props = __commonJS({
             if (atNewline) {
               if (comment)
                 comment += token.source;
-              else if (!found || indicator !== "seq-item-ind")
+              else if (!found2 || indicator !== "seq-item-ind")
                 spaceBefore = true;
             } else
               commentSep += token.source;
@@ -4520,9 +4520,9 @@ var require_resolve_props = __commonJS({
           case indicator:
             if (anchor2 || tag)
               onError(token, "BAD_PROP_ORDER", `Anchors and tags must be after the ${token.source} indicator`);
-            if (found)
+            if (found2)
               onError(token, "UNEXPECTED_TOKEN", `Unexpected ${token.source} in ${flow ?? "collection"}`);
-            found = token;
+            found2 = token;
             atNewline = indicator === "seq-item-ind" || indicator === "explicit-key-ind";
             hasSpace = false;
             break;
@@ -4551,7 +4551,7 @@ var require_resolve_props = __commonJS({
         onError(tab, "TAB_AS_INDENT", "Tabs are not allowed as indentation");
       return {
         comma,
-        found,
+        found: found2,
         spaceBefore,
         comment,
         hasNewline,
@@ -10484,7 +10484,7 @@ var require_instruction = __commonJS({
         let offset = this.document.offsetAt(range.start) + extra;
         let start = false;
         let comment = false;
-        let found = -1;
+        let found2 = -1;
         let escapedWhitespaceDetected = false;
         let escaping = false;
         let escapeMarker = -1;
@@ -10502,15 +10502,15 @@ var require_instruction = __commonJS({
                 }
               }
               continue;
-            } else if (found !== -1) {
+            } else if (found2 !== -1) {
               if (escapeMarker === -1) {
-                args.push(new argument_1.Argument(escapedArg, vscode_languageserver_types_1.Range.create(this.document.positionAt(offset + found), this.document.positionAt(offset + i))));
+                args.push(new argument_1.Argument(escapedArg, vscode_languageserver_types_1.Range.create(this.document.positionAt(offset + found2), this.document.positionAt(offset + i))));
               } else {
-                args.push(new argument_1.Argument(escapedArg, vscode_languageserver_types_1.Range.create(this.document.positionAt(offset + found), this.document.positionAt(offset + escapeMarker))));
+                args.push(new argument_1.Argument(escapedArg, vscode_languageserver_types_1.Range.create(this.document.positionAt(offset + found2), this.document.positionAt(offset + escapeMarker))));
               }
               escapeMarker = -1;
               escapedArg = "";
-              found = -1;
+              found2 = -1;
             }
           } else if (char === this.escapeChar) {
             let next = fullArgs.charAt(i + 1);
@@ -10527,14 +10527,14 @@ var require_instruction = __commonJS({
                     comment = false;
                     escaping = true;
                     start = true;
-                    if (found !== -1) {
+                    if (found2 !== -1) {
                       escapeMarker = i;
                     }
                     i = j;
                     break whitespaceCheck;
                   default:
                     escapeMarker = i;
-                    if (found === -1) {
+                    if (found2 === -1) {
                       i = j - 1;
                     }
                     break whitespaceCheck;
@@ -10544,7 +10544,7 @@ var require_instruction = __commonJS({
               comment = false;
               escaping = true;
               start = true;
-              if (found !== -1 && escapeMarker === -1) {
+              if (found2 !== -1 && escapeMarker === -1) {
                 escapeMarker = i;
               }
               i += 2;
@@ -10552,15 +10552,15 @@ var require_instruction = __commonJS({
               comment = false;
               escaping = true;
               start = true;
-              if (found !== -1 && escapeMarker === -1) {
+              if (found2 !== -1 && escapeMarker === -1) {
                 escapeMarker = i;
               }
               i++;
             } else {
               if (escapedWhitespaceDetected && escapeMarker !== -1) {
-                args.push(new argument_1.Argument(escapedArg, vscode_languageserver_types_1.Range.create(this.document.positionAt(offset + found), this.document.positionAt(offset + escapeMarker))));
+                args.push(new argument_1.Argument(escapedArg, vscode_languageserver_types_1.Range.create(this.document.positionAt(offset + found2), this.document.positionAt(offset + escapeMarker))));
                 escapedArg = "";
-                found = -1;
+                found2 = -1;
               }
               escapeMarker = -1;
               escapedWhitespaceDetected = false;
@@ -10572,8 +10572,8 @@ var require_instruction = __commonJS({
               } else {
                 escapedArg = escapedArg + next;
               }
-              if (found === -1) {
-                found = i;
+              if (found2 === -1) {
+                found2 = i;
               }
               i++;
             }
@@ -10582,26 +10582,26 @@ var require_instruction = __commonJS({
               comment = true;
             } else {
               if (escapedWhitespaceDetected && escapeMarker !== -1) {
-                args.push(new argument_1.Argument(escapedArg, vscode_languageserver_types_1.Range.create(this.document.positionAt(offset + found), this.document.positionAt(offset + escapeMarker))));
+                args.push(new argument_1.Argument(escapedArg, vscode_languageserver_types_1.Range.create(this.document.positionAt(offset + found2), this.document.positionAt(offset + escapeMarker))));
                 escapedArg = "";
-                found = -1;
+                found2 = -1;
               }
               escapedWhitespaceDetected = false;
               escaping = false;
               escapeMarker = -1;
               escapedArg = escapedArg + char;
-              if (found === -1) {
-                found = i;
+              if (found2 === -1) {
+                found2 = i;
               }
             }
             start = false;
           }
         }
-        if (found !== -1) {
+        if (found2 !== -1) {
           if (escapeMarker === -1) {
-            args.push(new argument_1.Argument(escapedArg, vscode_languageserver_types_1.Range.create(this.document.positionAt(offset + found), this.document.positionAt(offset + fullArgs.length))));
+            args.push(new argument_1.Argument(escapedArg, vscode_languageserver_types_1.Range.create(this.document.positionAt(offset + found2), this.document.positionAt(offset + fullArgs.length))));
           } else {
-            args.push(new argument_1.Argument(escapedArg, vscode_languageserver_types_1.Range.create(this.document.positionAt(offset + found), this.document.positionAt(offset + escapeMarker))));
+            args.push(new argument_1.Argument(escapedArg, vscode_languageserver_types_1.Range.create(this.document.positionAt(offset + found2), this.document.positionAt(offset + escapeMarker))));
           }
         }
         return args;
@@ -11727,11 +11727,11 @@ var require_property = __commonJS({
        */
       static getValue(value, escapeChar) {
         let escaped = false;
-        const skip = util_1.Util.findLeadingNonWhitespace(value, escapeChar);
-        if (skip !== 0 && value.charAt(skip) === "#") {
+        const skip2 = util_1.Util.findLeadingNonWhitespace(value, escapeChar);
+        if (skip2 !== 0 && value.charAt(skip2) === "#") {
           escaped = true;
         }
-        value = value.substring(skip);
+        value = value.substring(skip2);
         let first = value.charAt(0);
         let last2 = value.charAt(value.length - 1);
         let literal2 = first === "'" || first === '"';
@@ -27539,8 +27539,8 @@ var error20 = () => {
       case "invalid_union":
         return "\u05E7\u05DC\u05D8 \u05DC\u05D0 \u05EA\u05E7\u05D9\u05DF";
       case "invalid_element": {
-        const place = withDefinite(issue2.origin ?? "array");
-        return `\u05E2\u05E8\u05DA \u05DC\u05D0 \u05EA\u05E7\u05D9\u05DF \u05D1${place}`;
+        const place2 = withDefinite(issue2.origin ?? "array");
+        return `\u05E2\u05E8\u05DA \u05DC\u05D0 \u05EA\u05E7\u05D9\u05DF \u05D1${place2}`;
       }
       default:
         return `\u05E7\u05DC\u05D8 \u05DC\u05D0 \u05EA\u05E7\u05D9\u05DF`;
@@ -40081,11 +40081,11 @@ var KnowledgeBase = class _KnowledgeBase {
    * CUDA whose first release's Table 3 minimum it meets (535.183.01 → 12.2, 550.54.14 → 12.4, 580.65.06 → 13.0).
    */
   driverCuda(driver) {
-    let found;
+    let found2;
     for (const release of this.data.drivers.releases)
       if (release.linux && /\.0$/.test(release.version) && compareDotted(driver, release.linux) >= 0)
-        found = minorOf(release.version);
-    return found;
+        found2 = minorOf(release.version);
+    return found2;
   }
   /** A CUDA release NVIDIA published no nvidia/cuda image for (11.0.1, 11.4.4). */
   nvidiaCudaWithoutTags(version2) {
@@ -41960,8 +41960,8 @@ function splitOption(token) {
   }
   if (token.length > 2 && PIP_OPTIONS.get(token.slice(0, 2))?.takesValue) {
     const rest = token.slice(2);
-    const skip = rest.startsWith("=") ? 3 : 2;
-    return { name: token.slice(0, 2), inlineValue: token.slice(skip), valueOffset: skip };
+    const skip2 = rest.startsWith("=") ? 3 : 2;
+    return { name: token.slice(0, 2), inlineValue: token.slice(skip2), valueOffset: skip2 };
   }
   return { name: token, valueOffset: token.length };
 }
@@ -41994,9 +41994,9 @@ var REQUIREMENTS_FILE_OPTIONS = /* @__PURE__ */ new Set([
 // src/parsers/suppressions.ts
 var DIRECTIVE = /#\s*cuda-gatekeeper:\s*ignore(?:\[([^\]]*)\])?[ \t]*(.*)$/;
 function findSuppressions(source, statementEnd = (line) => line) {
-  const found = [];
+  const found2 = [];
   const text2 = source.text;
-  if (!text2.includes("cuda-gatekeeper:")) return found;
+  if (!text2.includes("cuda-gatekeeper:")) return found2;
   let lastTarget = 0;
   for (let line = 1; line <= source.lineCount; line++) {
     const start = source.lineStart(line);
@@ -42014,7 +42014,7 @@ function findSuppressions(source, statementEnd = (line) => line) {
       lastTarget = target;
     }
     const rules = (match[1] ?? "").split(",").map((rule) => rule.trim()).filter(Boolean);
-    found.push({
+    found2.push({
       span: { start: hashAt, end },
       fromLine: target,
       toLine: statementEnd(target),
@@ -42022,7 +42022,7 @@ function findSuppressions(source, statementEnd = (line) => line) {
       reason: (match[2] ?? "").trim()
     });
   }
-  return found;
+  return found2;
 }
 function isBlankOrComment(line) {
   const trimmed2 = line.trim();
@@ -42798,13 +42798,36 @@ function namesPackage(word) {
 }
 function recordPipenvInstall(sink, all, stage) {
   const context = addRequirementsContext(sink, "pip", commandSpan(all), { stage });
-  sink.addInclude(context, {
-    kind: "requirement",
-    target: "Pipfile",
-    targetSpan: context.span,
-    span: context.span,
-    context: context.id
-  });
+  const args = all.slice(2);
+  const read = optionReader(args);
+  let dev = false;
+  let categories;
+  for (let i = 0; i < args.length; i++) {
+    const option = read(i);
+    if (option.name === "--dev" || option.name === "-d") dev = true;
+    else if (option.name === "--categories")
+      categories = (option.value() ?? "").split(/[\s,]+/).filter((category) => category !== "");
+    else if (/^(?:--python|--pypi-mirror|-i|--index|--extra-index-url|-r|--requirements)$/.test(option.name))
+      option.value();
+    i = option.next();
+  }
+  const selects = categories ? [
+    ...new Set(
+      categories.map(
+        (category) => category === "packages" || category === "default" ? "the project" : category === "dev-packages" || category === "develop" ? "dev" : `category ${category}`
+      )
+    )
+  ] : [dev ? "dev" : "the project"];
+  projectIncludes(
+    sink,
+    context,
+    ".",
+    [
+      ["Pipfile", false],
+      ["Pipfile.lock", true]
+    ],
+    selects
+  );
   return true;
 }
 function recordPdmInstall(sink, args, all, stage) {
@@ -44312,9 +44335,9 @@ function readExpansion(script, at, resolve6, braces) {
 }
 var MAX_EVALUATED = 4096;
 function known(resolve6, name) {
-  const found = resolve6(name);
-  if (found && "value" in found) return { value: found.value };
-  if (found && "unresolved" in found) return { unresolved: found.unresolved };
+  const found2 = resolve6(name);
+  if (found2 && "value" in found2) return { value: found2.value };
+  if (found2 && "unresolved" in found2) return { unresolved: found2.unresolved };
   return { unresolved: `$${name} is not defined by an ARG or ENV in this build stage` };
 }
 function expandWord(word, resolve6, quotes = false) {
@@ -44516,8 +44539,8 @@ function viewsOf(dockerfile2, offsetOf) {
       args: () => instruction.getArguments().map((arg) => ({ value: arg.getValue(), ...spanOf2(arg.getRange()) })),
       flag: (name) => {
         const flags = instruction.getFlags?.() ?? [];
-        const found = flags.find((flag) => flag.getName() === name);
-        return found ? found.getValue() : void 0;
+        const found2 = flags.find((flag) => flag.getName() === name);
+        return found2 ? found2.getValue() : void 0;
       },
       properties: () => (instruction.getProperties?.() ?? []).map((property) => {
         const valueRange = property.getValueRange();
@@ -44913,8 +44936,8 @@ function imageCudaVersion(image) {
 }
 function resolverFor(scope, globals, inherited) {
   return (name) => {
-    const found = scope.get(name) ?? inherited?.lookup(name);
-    if (found || scope === globals || !globals.has(name)) return found;
+    const found2 = scope.get(name) ?? inherited?.lookup(name);
+    if (found2 || scope === globals || !globals.has(name)) return found2;
     return {
       unresolved: `ARG ${name} is declared before FROM, which does not make it visible in a stage; re-declare it after FROM (ARG ${name})`
     };
@@ -44937,22 +44960,22 @@ var StageEnv = class {
 };
 function lookupEnv(start, name) {
   const passed = [];
-  let found = null;
+  let found2 = null;
   for (let at = start; at; at = at.parent) {
     const own2 = at.own.get(name);
     if (own2) {
-      found = own2;
+      found2 = own2;
       break;
     }
     const known2 = at.known.get(name);
     if (known2 !== void 0) {
-      found = known2;
+      found2 = known2;
       break;
     }
     passed.push(at);
   }
-  for (const stage of passed) stage.known.set(name, found);
-  return found ?? void 0;
+  for (const stage of passed) stage.known.set(name, found2);
+  return found2 ?? void 0;
 }
 function propertyValue(source, property) {
   const value = property.value;
@@ -44971,8 +44994,8 @@ function recordProperties({ sink, source }, instruction, where) {
   const { scope, stage, kind, globals, resolve: resolve6 } = where;
   for (const property of instruction.properties()) {
     const key = property.name;
-    const found = propertyValue(source, property);
-    if (!found) {
+    const found2 = propertyValue(source, property);
+    if (!found2) {
       const global = globals?.get(key);
       scope.set(
         key,
@@ -44982,7 +45005,7 @@ function recordProperties({ sink, source }, instruction, where) {
       );
       continue;
     }
-    const expanded = found.value.text.includes("$") ? expandValue(found.value, resolve6) : { value: found.value };
+    const expanded = found2.value.text.includes("$") ? expandValue(found2.value, resolve6) : { value: found2.value };
     if ("unresolved" in expanded) {
       scope.set(key, {
         unresolved: `${kind} ${key} is built from a value only known at build time: ${expanded.unresolved}`
@@ -44990,13 +45013,13 @@ function recordProperties({ sink, source }, instruction, where) {
       continue;
     }
     const value = expanded.value;
-    scope.set(key, { value, defined: found.span, ...kind === "ARG" ? { buildArg: true } : {} });
+    scope.set(key, { value, defined: found2.span, ...kind === "ARG" ? { buildArg: true } : {} });
     sink.env.push({
-      span: { start: property.nameSpan.start, end: found.span.end },
+      span: { start: property.nameSpan.start, end: found2.span.end },
       stage,
       key,
       value: value.text,
-      valueSpan: value.origin(0, value.length) ?? found.span,
+      valueSpan: value.origin(0, value.length) ?? found2.span,
       instruction: kind
     });
   }
@@ -45067,8 +45090,8 @@ function joinContinuations(source, start, end, escape) {
     let content = text2.slice(lineStart, lineEnd);
     if (content.endsWith("\r")) content = content.slice(0, -1);
     const trimmed2 = content.trimStart();
-    const skip = !first && (trimmed2 === "" || trimmed2.startsWith("#"));
-    if (!skip) {
+    const skip2 = !first && (trimmed2 === "" || trimmed2.startsWith("#"));
+    if (!skip2) {
       const continued = trailingEscape(content, escape);
       if (continued >= 0 && lineEnd < end) builder.pushSegment(content.slice(0, continued), lineStart);
       else builder.pushSegment(content, lineStart);
@@ -45299,8 +45322,8 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
     const asks = asksForGpus(body) && !holdsNoPod(body) && asksOutsideAnnotations(doc.contents, body, start);
     if (sink.containers.length === before && asks)
       readEmbedded(textsAskingForGpus(doc.contents), text2, source, sink, images);
-    const found = sink.containers.slice(before);
-    const gpus = found.filter((container) => container.gpu);
+    const found2 = sink.containers.slice(before);
+    const gpus = found2.filter((container) => container.gpu);
     const placeholders = gpus.filter((container) => container.image.unresolved);
     if (asks && gpus.length === 0 && !runtimes.resolved.has(i)) {
       if (gpuRequestInText(doc.contents))
@@ -46031,16 +46054,16 @@ function parsePixiLock(path, fileText) {
   return sink.finish(path, "pixi-lock", source);
 }
 function lockedTorchRequirements(root) {
-  const found = /* @__PURE__ */ new Map();
+  const found2 = /* @__PURE__ */ new Map();
   for (const entry of items(get(root, "packages"))) {
     const url2 = text(get(entry, "conda"))?.text ?? (text(get(entry, "kind"))?.text === "conda" ? text(get(entry, "url"))?.text : void 0);
     if (!url2) continue;
     for (const depend of items(get(entry, "depends"))) {
       const spec2 = /^pytorch(?:\s+(.*))?$/.exec(text(depend)?.text.trim() ?? "");
-      if (spec2) found.set(url2, (spec2[1] ?? "").trim());
+      if (spec2) found2.set(url2, (spec2[1] ?? "").trim());
     }
   }
-  return found;
+  return found2;
 }
 var KNOWN_SUBDIR = /^(?:noarch|linux-(?:32|64|aarch64|armv6l|armv7l|ppc64le|ppc64|s390x|riscv64)|osx-(?:64|arm64)|win-(?:32|64|arm64)|emscripten-wasm32|wasi-wasm32|zos-z)$/;
 function platformSubdirs(root) {
@@ -46069,6 +46092,188 @@ var pixiLock = {
   defaultSelection: ["environment default"],
   indexes: "registry"
 };
+
+// src/parsers/toml-tree.ts
+function newTable(span) {
+  return { kind: "table", span, entries: /* @__PURE__ */ new Map(), keySpans: /* @__PURE__ */ new Map() };
+}
+var LONG_STRING = 16 * 1024;
+
+// src/parsers/json-tree.ts
+var JsonError = class extends Error {
+  constructor(message, at) {
+    super(message);
+    this.at = at;
+  }
+  at;
+};
+var WHITESPACE = /* @__PURE__ */ new Set([32, 9, 10, 13]);
+var NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+function readJsonRoot(text2, problems, what) {
+  try {
+    const root = readJson(text2);
+    if (root.kind === "table") return root;
+    problems.push({ span: root.span, message: `${what} must be a JSON object` });
+  } catch (error62) {
+    if (!(error62 instanceof JsonError)) throw error62;
+    const start = Math.min(error62.at, text2.length);
+    problems.push({ span: { start, end: Math.min(start + 1, text2.length) }, message: `JSON: ${error62.message}` });
+  }
+  return void 0;
+}
+function readJson(text2) {
+  let i = skip(text2, 0);
+  const stack = [];
+  let done;
+  for (; ; ) {
+    const value = readScalarOrOpen(text2, i, stack);
+    i = value.end;
+    let finished = value.node;
+    for (; ; ) {
+      if (finished === void 0) break;
+      const parent = stack[stack.length - 1];
+      if (!parent) {
+        done = finished;
+        break;
+      }
+      place(parent, finished);
+      i = skip(text2, i);
+      const c = text2.charCodeAt(i);
+      const close = parent.node.kind === "table" ? 125 : 93;
+      if (c === 44) {
+        i = skip(text2, i + 1);
+        if (parent.node.kind === "table") i = readKey(text2, i, parent);
+        break;
+      }
+      if (c !== close)
+        throw new JsonError(
+          `expected "," or "${parent.node.kind === "table" ? "}" : "]"}" ${found(text2, i)}`,
+          Number.isNaN(c) ? text2.length : i
+        );
+      i += 1;
+      stack.pop();
+      parent.node.span.end = i;
+      finished = parent.node;
+    }
+    if (done) break;
+  }
+  i = skip(text2, i);
+  if (i < text2.length) throw new JsonError(`unexpected ${found(text2, i)} after the value`, i);
+  return done;
+}
+function place(parent, value) {
+  if (parent.node.kind === "array") {
+    parent.node.items.push(value);
+    return;
+  }
+  const key = parent.key;
+  parent.node.entries.set(key.value, value);
+  const offset = key.mapped.plainOffset;
+  parent.node.keySpans.set(key.value, offset >= 0 ? { start: offset, end: offset + key.value.length } : key.span);
+  parent.key = void 0;
+}
+function readScalarOrOpen(text2, i, stack) {
+  const c = text2.charCodeAt(i);
+  if (c === 123 || c === 91) {
+    const start = i;
+    i = skip(text2, i + 1);
+    const node2 = c === 123 ? newTable({ start, end: start }) : { kind: "array", span: { start, end: start }, items: [] };
+    if (text2.charCodeAt(i) === (c === 123 ? 125 : 93)) {
+      node2.span.end = i + 1;
+      return { node: node2, end: i + 1 };
+    }
+    const open2 = { node: node2 };
+    stack.push(open2);
+    if (c === 123) i = readKey(text2, i, open2);
+    return { node: void 0, end: i };
+  }
+  if (c === 34) {
+    const string4 = readString(text2, i);
+    return { node: string4, end: string4.span.end };
+  }
+  for (const [word, node2] of LITERALS)
+    if (text2.startsWith(word, i)) {
+      const span = { start: i, end: i + word.length };
+      return {
+        node: node2 === void 0 ? { kind: "other", span } : { kind: "boolean", span, value: node2 },
+        end: span.end
+      };
+    }
+  NUMBER.lastIndex = i;
+  const number4 = NUMBER.exec(text2);
+  if (number4)
+    return { node: { kind: "other", span: { start: i, end: i + number4[0].length } }, end: i + number4[0].length };
+  throw new JsonError(`expected a value ${found(text2, i)}`, Number.isNaN(c) ? text2.length : i);
+}
+var LITERALS = [
+  ["true", true],
+  ["false", false],
+  ["null", void 0]
+];
+function readKey(text2, i, open2) {
+  if (text2.charCodeAt(i) !== 34) throw new JsonError(`expected a key in double quotes ${found(text2, i)}`, i);
+  const key = readString(text2, i);
+  open2.key = key;
+  i = skip(text2, key.span.end);
+  if (text2.charCodeAt(i) !== 58) throw new JsonError(`expected ":" after the key ${found(text2, i)}`, i);
+  return skip(text2, i + 1);
+}
+var ESCAPES = {
+  '"': '"',
+  "\\": "\\",
+  "/": "/",
+  b: "\b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "	"
+};
+function readString(text2, i) {
+  const start = i;
+  let from = i + 1;
+  let value = "";
+  let escaped = false;
+  for (i = from; ; i++) {
+    const c = text2.charCodeAt(i);
+    if (Number.isNaN(c)) throw new JsonError("a string is not closed", start);
+    if (c === 34) break;
+    if (c < 32) throw new JsonError("a control character in a string (write it as an escape)", i);
+    if (c !== 92) continue;
+    value += text2.slice(from, i);
+    const next = text2[i + 1];
+    if (next === "u") {
+      const hex3 = text2.slice(i + 2, i + 6);
+      if (!/^[0-9a-fA-F]{4}$/.test(hex3)) throw new JsonError('"\\u" needs four hexadecimal digits', i);
+      value += String.fromCharCode(Number.parseInt(hex3, 16));
+      i += 5;
+    } else {
+      const replacement = next === void 0 ? void 0 : ESCAPES[next];
+      if (replacement === void 0) throw new JsonError(`"\\${next ?? ""}" is not a JSON escape`, i);
+      value += replacement;
+      i += 1;
+    }
+    escaped = true;
+    from = i + 1;
+  }
+  value += text2.slice(from, i);
+  const span = { start, end: i + 1 };
+  let mapped;
+  if (escaped || i - start - 1 > LONG_STRING) {
+    const builder = new MappedBuilder();
+    builder.pushSegment(value, -1, span);
+    mapped = builder.build();
+  } else mapped = Mapped.of(value, start + 1);
+  return { kind: "string", span, value, mapped };
+}
+function skip(text2, i) {
+  while (WHITESPACE.has(text2.charCodeAt(i))) i++;
+  return i;
+}
+function found(text2, i) {
+  if (i >= text2.length) return "at the end of the file";
+  const c = text2.codePointAt(i);
+  return `but found ${c < 32 || c === 127 ? `the control character U+${c.toString(16).padStart(4, "0").toUpperCase()}` : `"${String.fromCodePoint(c)}"`}`;
+}
 
 // node_modules/eslint-visitor-keys/lib/visitor-keys.js
 var KEYS = {
@@ -48113,12 +48318,6 @@ function parseTOML(code, options2) {
   return parseForESLint(code, options2).ast;
 }
 
-// src/parsers/toml-tree.ts
-function newTable(span) {
-  return { kind: "table", span, entries: /* @__PURE__ */ new Map(), keySpans: /* @__PURE__ */ new Map() };
-}
-var LONG_STRING = 16 * 1024;
-
 // src/parsers/toml-scan.ts
 var UNREAD2 = /[\x00-\x08\x0b-\x1f\x7f\ufeff]/;
 var SURROGATE = /[\ud800-\udfff]/;
@@ -48130,7 +48329,7 @@ function endsInLoneZero(text2) {
 }
 var INTEGER = /^[+-]?(?:0|[1-9](?:_?[0-9])*)$|^0x[0-9A-Fa-f](?:_?[0-9A-Fa-f])*$|^0o[0-7](?:_?[0-7])*$|^0b[01](?:_?[01])*$/;
 var FLOAT = /^[+-]?(?:0|[1-9](?:_?[0-9])*)(?:\.[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[eE][+-]?[0-9](?:_?[0-9])*)$|^[+-]?(?:inf|nan)$/;
-var ESCAPES = { b: "\b", t: "	", n: "\n", f: "\f", r: "\r", '"': '"', "\\": "\\" };
+var ESCAPES2 = { b: "\b", t: "	", n: "\n", f: "\f", r: "\r", '"': '"', "\\": "\\" };
 var Decline2 = class extends Error {
 };
 var decline2 = () => {
@@ -48383,7 +48582,7 @@ var Scanner2 = class {
         if (c === close) break;
         if (c === 10 || Number.isNaN(c)) decline2();
         if (c === 92) {
-          const replacement = ESCAPES[text2[i + 1]] ?? decline2();
+          const replacement = ESCAPES2[text2[i + 1]] ?? decline2();
           value += text2.slice(from, i) + replacement;
           escaped = true;
           i += 2;
@@ -48696,6 +48895,12 @@ function parsePipfile(path, text2) {
       let markers;
       if (value.kind === "string") spec2 = value;
       else if (value.kind === "table") {
+        const file2 = stringAt(value, "file");
+        if (file2 && WHEEL_URL.test(file2.value)) {
+          const fact = fileRequirement(text2, name, nameSpan, file2, sink);
+          if (fact) sink.packages.push(inContext(fact, contextOf(defaultName), 0));
+          continue;
+        }
         if (["git", "path", "file", "editable"].some((key) => value.entries.has(key))) continue;
         spec2 = stringAt(value, "version");
         index = stringAt(value, "index")?.value;
@@ -48729,6 +48934,141 @@ function parsePipfile(path, text2) {
   }
   return sink.finish(path, "pipfile", source);
 }
+var WHEEL_URL = /^https?:\/\/[^\s]+\.whl(?:[?#]\S*)?$/i;
+function fileRequirement(text2, name, nameSpan, url2, sink) {
+  const builder = new MappedBuilder();
+  const written2 = text2.slice(nameSpan.start, nameSpan.end);
+  builder.pushSegment(name, written2 === name ? nameSpan.start : -1, nameSpan);
+  builder.pushSegment(" @ ", -1, url2.span);
+  builder.pushMapped(url2.mapped);
+  const result2 = parsePythonRequirement(builder.build());
+  if (result2.ok) return result2.fact;
+  sink.problems.push({ span: result2.span, message: result2.message });
+  return void 0;
+}
+
+// src/parsers/pipfile-lock/parse.ts
+var PYPI2 = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
+var DEFAULT = "default";
+var DEVELOP = "develop";
+function parsePipfileLock(path, text2) {
+  const source = new SourceText(path, text2);
+  const sink = new FactSink();
+  const root = readJsonRoot(text2, sink.problems, "Pipfile.lock");
+  if (!root) return sink.finish(path, "pipfile-lock", source);
+  const sources = /* @__PURE__ */ new Map();
+  const list = lookup(root, "_meta", "sources");
+  for (const entry of list?.kind === "array" ? list.items : []) {
+    if (entry.kind !== "table") continue;
+    const name = stringAt(entry, "name");
+    const url2 = stringAt(entry, "url");
+    if (name && url2 && !sources.has(name.value)) sources.set(name.value, url2);
+  }
+  const defaultSource = sources.values().next().value;
+  const categories = /* @__PURE__ */ new Map();
+  for (const [category, table] of root.entries) {
+    if (category === "_meta" || table.kind !== "table") continue;
+    const locked = [];
+    for (const [name, value] of table.entries) {
+      if (value.kind !== "table") continue;
+      const entry = readEntry(text2, name, table.keySpans.get(name) ?? value.span, value, sources, defaultSource, sink);
+      if (entry) locked.push(entry);
+    }
+    categories.set(category, locked);
+  }
+  const of = (category) => categories.get(category) ?? [];
+  const selections = [["the project", of(DEFAULT)]];
+  if (categories.has(DEVELOP)) selections.push(["dev", [...of(DEFAULT), ...of(DEVELOP)]]);
+  for (const category of categories.keys())
+    if (category !== DEFAULT && category !== DEVELOP) selections.push([`category ${category}`, of(category)]);
+  for (const [selection, chosen] of selections) {
+    const seen = /* @__PURE__ */ new Set();
+    const bySource = /* @__PURE__ */ new Map();
+    for (const entry of chosen) {
+      if (seen.has(entry.fact.name)) continue;
+      seen.add(entry.fact.name);
+      const key = entry.source && !PYPI2.test(entry.source.value) ? entry.source.value : "";
+      const group = bySource.get(key);
+      if (group) group.push(entry);
+      else bySource.set(key, [entry]);
+    }
+    for (const [url2, group] of bySource) {
+      const first = group.find((entry) => entry.source?.value === url2)?.source;
+      const id = sink.addLockContext(
+        "pip",
+        selection,
+        url2 && first ? { url: url2, urlSpan: textSpan(first), span: first.span } : void 0
+      );
+      for (const entry of group) sink.packages.push(packageFact({ ...entry.fact, context: id }));
+    }
+  }
+  return sink.finish(path, "pipfile-lock", source);
+}
+function readEntry(text2, rawName, nameSpan, table, sources, defaultSource, sink) {
+  if (!holdsOnLinux(stringAt(table, "markers")?.value)) return void 0;
+  const file2 = stringAt(table, "file");
+  if (file2 && WHEEL_URL.test(file2.value)) {
+    const fact = fileRequirement(text2, rawName, nameSpan, file2, sink);
+    return fact ? { fact } : void 0;
+  }
+  if (["git", "path", "file", "hg", "svn", "bzr"].some((key) => table.entries.has(key))) return void 0;
+  const version2 = stringAt(table, "version");
+  if (!version2) return void 0;
+  const pinned = /^(\s*===?\s*)(\S+)\s*$/.exec(version2.value);
+  if (!pinned) {
+    sink.problems.push({
+      span: version2.span,
+      message: `${rawName}: a locked version is "==X", not "${version2.value}"`
+    });
+    return void 0;
+  }
+  const index = stringAt(table, "index");
+  if (index && !sources.has(index.value)) {
+    sink.problems.push({
+      span: index.span,
+      message: `${rawName}: no source in _meta.sources is named "${index.value}"`
+    });
+    return void 0;
+  }
+  const value = pinned[2];
+  const whole = textSpan(version2);
+  const versionSpan = whole === version2.span ? whole : { start: whole.start + pinned[1].length, end: whole.start + pinned[1].length + value.length };
+  const plus = value.indexOf("+");
+  const from = index ? sources.get(index.value) : defaultSource;
+  return {
+    fact: packageFact({
+      ecosystem: "pip",
+      name: normalizePythonName(rawName),
+      rawName,
+      nameSpan,
+      span: versionSpan,
+      extras: [],
+      specifier: `==${value}`,
+      specifierSpan: versionSpan,
+      clauses: [{ operator: "==", version: value, versionSpan }],
+      exact: value,
+      ...plus >= 0 ? { localLabel: value.slice(plus + 1).toLowerCase() } : {}
+    }),
+    ...from ? { source: from } : {}
+  };
+}
+
+// src/parsers/pipfile-lock/index.ts
+var pipfileLock = {
+  kind: "pipfile-lock",
+  fileName: "Pipfile.lock",
+  matches: (name) => name === "pipfile.lock",
+  hookPattern: "(?:^|/)Pipfile\\.lock$",
+  parse: parsePipfileLock,
+  lock: {
+    writtenBy: "pipenv lock",
+    relock: "Pipfile.lock is written by Pipenv, not by hand: change the Pipfile (the version or the index), then run pipenv lock."
+  },
+  units: "selections",
+  besideDockerfile: ["Pipfile.lock"],
+  defaultSelection: ["the project"],
+  indexes: "registry"
+};
 
 // src/parsers/pipfile/index.ts
 var pipfile = {
@@ -48739,11 +49079,12 @@ var pipfile = {
   parse: parsePipfile,
   units: "file",
   besideDockerfile: ["Pipfile"],
+  companions: ["Pipfile.lock"],
   indexes: "tables"
 };
 
 // src/parsers/pixi/parse.ts
-var PYPI2 = "https://pypi.org/simple";
+var PYPI3 = "https://pypi.org/simple";
 function pypiOptions(table) {
   const options2 = lookup(table, "pypi-options");
   if (options2?.kind !== "table") return { extra: [] };
@@ -49056,7 +49397,7 @@ function writeSelection(sink, selection, { variant, variantSpan, channels, proje
       context: id
     });
     const own2 = url2 && group.index ? group.index : void 0;
-    const indexes = own2 ? own2.value.replace(/\/+$/, "") === PYPI2 ? [] : [fact("index-url", own2)] : [
+    const indexes = own2 ? own2.value.replace(/\/+$/, "") === PYPI3 ? [] : [fact("index-url", own2)] : [
       ...options2.indexUrl ? [fact("index-url", options2.indexUrl)] : [],
       ...options2.extra.map((extra) => fact("extra-index-url", extra))
     ];
@@ -49082,7 +49423,7 @@ var pixi = {
 };
 
 // src/parsers/poetry-lock/parse.ts
-var PYPI3 = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
+var PYPI4 = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
 var UNREAD_KEYS = /* @__PURE__ */ new Set(["files"]);
 function parsePoetryLock(path, text2) {
   const source = new SourceText(path, text2);
@@ -49103,7 +49444,7 @@ function parsePoetryLock(path, text2) {
   const locked = [];
   for (const table of list?.kind === "array" ? list.items : []) {
     if (table.kind !== "table") continue;
-    const entry = readEntry(table, extrasOf);
+    const entry = readEntry2(table, extrasOf);
     if (entry) locked.push(entry);
   }
   const groups = new Set(locked.flatMap((entry) => entry.groups).filter((group) => group !== "main"));
@@ -49131,7 +49472,7 @@ function parsePoetryLock(path, text2) {
     const bySource = /* @__PURE__ */ new Map();
     for (const entry of chosen) {
       if (count.get(entry.fact.name) > 1) continue;
-      const key = entry.source && !PYPI3.test(entry.source.value) ? entry.source.value : "";
+      const key = entry.source && !PYPI4.test(entry.source.value) ? entry.source.value : "";
       const group = bySource.get(key);
       if (group) group.push(entry);
       else bySource.set(key, [entry]);
@@ -49148,7 +49489,7 @@ function parsePoetryLock(path, text2) {
   }
   return sink.finish(path, "poetry-lock", source);
 }
-function readEntry(table, extrasOf) {
+function readEntry2(table, extrasOf) {
   const name = stringAt(table, "name");
   const version2 = stringAt(table, "version");
   if (!name || !version2) return void 0;
@@ -49404,7 +49745,7 @@ function parsePyproject(path, text2) {
   const override = overrides(root, sink);
   for (const variant of variants) {
     const groups2 = /* @__PURE__ */ new Map();
-    const place = (key, served, primary, fact, machine) => {
+    const place2 = (key, served, primary, fact, machine) => {
       const group = groups2.get(key) ?? { served, primary, packages: [], machines: [] };
       group.packages.push(fact);
       if (machine === void 0) group.machines = null;
@@ -49421,10 +49762,10 @@ function parsePyproject(path, text2) {
           span: route.span,
           message: own2 ? `${fact.rawName}: no [[tool.poetry.source]] is named "${route.index}"` : `[tool.uv.sources] ${fact.rawName}: no [[tool.uv.index]] is named "${route.index}"`
         });
-      if (routed) place(`route:${routed.name}`, [routed], true, fact, route.machineMarker);
+      if (routed) place2(`route:${routed.name}`, [routed], true, fact, route.machineMarker);
       else if (!bestMatch && firstPytorch && TORCH_FAMILY.has(fact.name))
-        place(`first:${firstPytorch.name}`, [firstPytorch], true, fact);
-      else place("all", [...implicit, ...fallback ? [fallback] : []], false, fact);
+        place2(`first:${firstPytorch.name}`, [firstPytorch], true, fact);
+      else place2("all", [...implicit, ...fallback ? [fallback] : []], false, fact);
     }
     for (const group of groups2.values()) {
       const id = sink.contexts.length;
@@ -49726,7 +50067,7 @@ var requirements2 = {
 // src/parsers/uv-lock/parse.ts
 var DIRECT_SOURCES = ["git", "url", "path", "directory", "editable"];
 var MAX_FACTS2 = 5e4;
-var PYPI4 = /^https:\/\/pypi\.org\/simple\/?$/;
+var PYPI5 = /^https:\/\/pypi\.org\/simple\/?$/;
 var UNREAD_KEYS2 = /* @__PURE__ */ new Set(["wheels", "sdist"]);
 function parseUvLock(path, text2) {
   const source = new SourceText(path, text2);
@@ -49798,7 +50139,7 @@ function parseUvLock(path, text2) {
         }
         const byRegistry = /* @__PURE__ */ new Map();
         for (const locked of installed) {
-          const key = locked.registry && !PYPI4.test(locked.registry.value) ? locked.registry.value : "";
+          const key = locked.registry && !PYPI5.test(locked.registry.value) ? locked.registry.value : "";
           const group = byRegistry.get(key) ?? [];
           if (!group.includes(locked)) group.push(locked);
           byRegistry.set(key, group);
@@ -49961,6 +50302,7 @@ var FORMATS = {
   "poetry-lock": poetryLock,
   "conda-lock": condaLock,
   pipfile,
+  "pipfile-lock": pipfileLock,
   kubernetes
 };
 var ALL = Object.values(FORMATS);
@@ -50036,8 +50378,8 @@ function computeCudaFromUrl(url2) {
   const re = /(?:\/|%2B|\+)(cu(?:da)?\d{2,3})(?=\/|$|[-_.+%?#]|torch)/gi;
   for (let match = re.exec(url2); match; match = re.exec(url2)) {
     const start = match.index + match[0].length - match[1].length;
-    const found = cudaFromLabel(match[1], start);
-    if (found) return { ...found, label: match[1] };
+    const found2 = cudaFromLabel(match[1], start);
+    if (found2) return { ...found2, label: match[1] };
   }
   return void 0;
 }
@@ -50160,11 +50502,11 @@ function resolveTorchBuild(pkg, indexes, kb, machine = "x86_64") {
   }
   if (pkg.localLabel) {
     if (pkg.localLabel === "cpu") return result2({ cpu: true, source: "local-label" });
-    const found = cudaFromLabel(pkg.localLabel);
-    if (!found || found.precision !== "minor") return result2({ cpu: false, source: "local-label" });
-    const tag = tagFromCuda(found.cuda);
-    const missing = release && !available.has(tag) ? { cuda: found.cuda, tag, via: "label" } : void 0;
-    return result2({ cuda: found.cuda, cpu: false, source: "local-label", missing });
+    const found2 = cudaFromLabel(pkg.localLabel);
+    if (!found2 || found2.precision !== "minor") return result2({ cpu: false, source: "local-label" });
+    const tag = tagFromCuda(found2.cuda);
+    const missing = release && !available.has(tag) ? { cuda: found2.cuda, tag, via: "label" } : void 0;
+    return result2({ cuda: found2.cuda, cpu: false, source: "local-label", missing });
   }
   const torchIndexes = indexes.filter(
     (index) => index.kind !== "conda-channel" && index.kind !== "no-index" && isPytorchIndex(index.url)
@@ -50174,9 +50516,9 @@ function resolveTorchBuild(pkg, indexes, kb, machine = "x86_64") {
   const extras = torchIndexes.filter((index) => index.kind !== "index-url");
   const served = (index) => {
     if (isCpuUrl(index.url)) return { tag: "cpu", cpu: true };
-    const found = cudaFromUrl(index.url);
-    if (!found || found.precision !== "minor") return void 0;
-    return { tag: tagFromCuda(found.cuda), cuda: found.cuda, cpu: false };
+    const found2 = cudaFromUrl(index.url);
+    if (!found2 || found2.precision !== "minor") return void 0;
+    return { tag: tagFromCuda(found2.cuda), cuda: found2.cuda, cpu: false };
   };
   const everything = extras.find((index) => servedVariant(index.url) === "all");
   if (everything) return result2({ cpu: false, source: "find-links", index: everything });
@@ -50222,9 +50564,9 @@ function resolveTorchBuild(pkg, indexes, kb, machine = "x86_64") {
 function servedVariant(url2) {
   if (/\/whl\/torch_stable\.html$/i.test(url2)) return "all";
   if (isCpuUrl(url2)) return { tag: "cpu" };
-  const found = cudaFromUrl(url2);
-  if (!found || found.precision !== "minor") return void 0;
-  return { tag: tagFromCuda(found.cuda), cuda: found.cuda };
+  const found2 = cudaFromUrl(url2);
+  if (!found2 || found2.precision !== "minor") return void 0;
+  return { tag: tagFromCuda(found2.cuda), cuda: found2.cuda };
 }
 function pypiWins(pkg, tag, kb) {
   if (pkg.ecosystem !== "pip" || pkg.localLabel || pkg.url || !TORCH_FAMILY.has(pkg.name)) return void 0;
@@ -50364,16 +50706,16 @@ function fileClaims(file2, kb) {
         );
       continue;
     }
-    const found = cudaFromUrl(index.url);
-    if (!found) continue;
-    const move = (target) => one(rewriteLabel(file2, { span: index.urlSpan, value: index.url }, found, target));
+    const found2 = cudaFromUrl(index.url);
+    if (!found2) continue;
+    const move = (target) => one(rewriteLabel(file2, { span: index.urlSpan, value: index.url }, found2, target));
     claims.push(
       cudaClaim({
         kind: "index",
         file: file2,
         context: index.context,
-        cuda: found.cuda,
-        precision: found.precision,
+        cuda: found2.cuda,
+        precision: found2.precision,
         span: index.span,
         subject: indexSubject(file2, index),
         index,
@@ -50471,10 +50813,10 @@ function imageClaim(file2, image, kb) {
 }
 function rewriteNgcTag(file2, image, target, kb) {
   const tag = image.tag;
-  const found = tag ? kb.ngcTagFor(image.repository, tag, target) : void 0;
+  const found2 = tag ? kb.ngcTagFor(image.repository, tag, target) : void 0;
   const span = tag ? image.tagMap?.origin(0, tag.length) : void 0;
-  if (!tag || !found || !span) return void 0;
-  return one(replaceExact(file2, span, tag, found.tag));
+  if (!tag || !found2 || !span) return void 0;
+  return one(replaceExact(file2, span, tag, found2.tag));
 }
 function imageCuda(image, kb) {
   if (image.unresolved) return void 0;
@@ -50671,11 +51013,11 @@ function condaClaims({ file: file2, pkg, subject, claimOf }, claims) {
   }
   if (pkg.localLabel && pkg.build) {
     const offset = pkg.build.toLowerCase().indexOf(pkg.localLabel);
-    const found = cudaFromLabel(pkg.localLabel, Math.max(0, offset));
-    const forge = pkg.channel === "conda-forge" && found && Number.parseInt(found.cuda, 10) >= 12;
-    if (found)
+    const found2 = cudaFromLabel(pkg.localLabel, Math.max(0, offset));
+    const forge = pkg.channel === "conda-forge" && found2 && Number.parseInt(found2.cuda, 10) >= 12;
+    if (found2)
       claims.push(
-        forge ? claimOf("conda-build", String(Number.parseInt(found.cuda, 10)), "major") : claimOf("conda-build", found.cuda, found.precision)
+        forge ? claimOf("conda-build", String(Number.parseInt(found2.cuda, 10)), "major") : claimOf("conda-build", found2.cuda, found2.precision)
       );
   }
   if (pkg.channel) {
@@ -50699,25 +51041,25 @@ function pipClaims({ file: file2, pkg, subject, claimOf }, kb, claims) {
   }
   if (pkg.localLabel && pkg.exact) {
     const plus = pkg.exact.indexOf("+");
-    const found = cudaFromLabel(pkg.localLabel, plus + 1);
+    const found2 = cudaFromLabel(pkg.localLabel, plus + 1);
     const clause = pkg.clauses[0];
-    if (found && !pkg.url) {
+    if (found2 && !pkg.url) {
       claims.push(
-        claimOf("wheel-tag", found.cuda, found.precision, {
+        claimOf("wheel-tag", found2.cuda, found2.precision, {
           subject,
           // Only to a build that exists: torch 2.6.0 has no +cu128, so no rewrite is offered there.
           rewrite: clause ? (target) => hasBuild(kb, pkg, target) ? one(
             rewriteLabel(
               file2,
               { span: clause.versionSpan, value: clause.version },
-              { label: pkg.localLabel, range: found.range },
+              { label: pkg.localLabel, range: found2.range },
               target
             )
           ) : void 0 : void 0
         })
       );
-    } else if (found) {
-      claims.push(claimOf("wheel-url", found.cuda, found.precision));
+    } else if (found2) {
+      claims.push(claimOf("wheel-url", found2.cuda, found2.precision));
     }
   }
   const byName = cudaFromPythonName(pkg.name);
@@ -50739,8 +51081,8 @@ function pipClaims({ file: file2, pkg, subject, claimOf }, kb, claims) {
   const jaxExtra = pkg.name === "jax" || pkg.name === "jaxlib" ? pkg.extras.find((item) => /^cuda1\d/.test(item) && !/[-_]local$/.test(item)) : void 0;
   if (jaxExtra) claims.push(claimOf("jax", jaxExtra.slice(4, 6), "major"));
   if (pkg.name === "jaxlib" && pkg.localLabel) {
-    const found = /^cuda(\d{2})/.exec(pkg.localLabel);
-    if (found) claims.push(claimOf("jax", found[1], "major"));
+    const found2 = /^cuda(\d{2})/.exec(pkg.localLabel);
+    if (found2) claims.push(claimOf("jax", found2[1], "major"));
   }
   if (pkg.exact && !byName) {
     const paddlePost = pkg.name === "paddlepaddle-gpu" ? /\.post(\d+)(\d)$/.exec(publicVersion(pkg.exact)) : void 0;
@@ -50768,8 +51110,8 @@ function pipClaims({ file: file2, pkg, subject, claimOf }, kb, claims) {
   }
   if (!pkg.exact && !pkg.url) {
     const labelled = /\+(cu\d{2,3})(?![\w.])/i.exec(pkg.specifier);
-    const found = labelled ? cudaFromLabel(labelled[1]) : void 0;
-    if (found && found.precision === "minor") claims.push(claimOf("wheel-tag", found.cuda, "minor"));
+    const found2 = labelled ? cudaFromLabel(labelled[1]) : void 0;
+    if (found2 && found2.precision === "minor") claims.push(claimOf("wheel-tag", found2.cuda, "minor"));
   }
   const pyg = pkg.localLabel ? /^pt\d+cu(\d{2,3})$/.exec(pkg.localLabel) : void 0;
   const pygCuda = pyg ? cudaFromDigits(pyg[1]) : void 0;
@@ -50834,7 +51176,7 @@ var rule_default = defineRule({
       for (const env of envOfStage(unit.root, unit.stage)) {
         const list = archList(env);
         if (!list) continue;
-        const found = list.entries.flatMap((entry) => {
+        const found2 = list.entries.flatMap((entry) => {
           const miss = archMiss(entry.cc, cuda, kb);
           return miss ? [{ entry, miss }] : [];
         });
@@ -50843,7 +51185,7 @@ var rule_default = defineRule({
           const at = env.valueSpan.start + entry.offset;
           return editable ? { start: at, end: at + entry.text.length } : env.span;
         };
-        for (const { entry, miss } of found)
+        for (const { entry, miss } of found2)
           if (miss.reason === "unknown")
             report({
               messageId: "unknown",
@@ -50852,7 +51194,7 @@ var rule_default = defineRule({
               span: spanOf2(entry),
               severity: "notice"
             });
-        const misses = found.flatMap(({ entry, miss }) => miss.reason === "unknown" ? [] : [{ entry, miss }]);
+        const misses = found2.flatMap(({ entry, miss }) => miss.reason === "unknown" ? [] : [{ entry, miss }]);
         if (misses.length === 0) continue;
         const rest = editable ? withoutEntries(
           env.value,
@@ -52446,8 +52788,8 @@ function computeNearestRelease(kb, target, cuda) {
     (release) => release.variants.includes(wantedTag) && release.confidence !== "unverified"
   );
   if (candidates.length === 0) return void 0;
-  const found = releases.findIndex((release) => compareDotted(release.version, target) >= 0);
-  const targetIndex = found < 0 ? releases.length : found;
+  const found2 = releases.findIndex((release) => compareDotted(release.version, target) >= 0);
+  const targetIndex = found2 < 0 ? releases.length : found2;
   const distance = new Map(candidates.map((release) => [release, Math.abs(releases.indexOf(release) - targetIndex)]));
   const nearest3 = [...candidates].sort(
     (a, b) => distance.get(a) - distance.get(b) || compareDotted(b.version, a.version)
@@ -52633,7 +52975,7 @@ function unusedIndex(unit, claim2) {
 function reportMismatch(mismatch, kb, report) {
   const { unit, claim: claim2, target, relation, unitFix } = mismatch;
   const expected = claimCuda(target);
-  const found = claimCuda(claim2);
+  const found2 = claimCuda(claim2);
   const copied = copiedIn(unit, claim2);
   const edits = !copied && claim2.kind !== "implied" ? unitFix : void 0;
   const fix = edits ? {
@@ -52644,13 +52986,13 @@ function reportMismatch(mismatch, kb, report) {
   const options2 = !edits && !copied && target.precision === "minor" ? torchOptions(unit, claim2, expected, kb) : [];
   const implied = claim2.kind === "implied";
   const how = implied ? claim2.package && !claim2.index ? "that plain PyPI gives on Linux x86_64" : "from its index" : "";
-  const majors = { foundMajor: found.split(".")[0], expectedMajor: expected.split(".")[0] };
+  const majors = { foundMajor: found2.split(".")[0], expectedMajor: expected.split(".")[0] };
   const evidence = claim2.record ? ` Fact: ${cite(claim2.record)}.` : "";
   const elsewhere = otherSource(unit, claim2);
   if (elsewhere) {
     report({
       messageId: "otherBuild",
-      data: { subject: claim2.subject, found, target: target.subject, expected, index: elsewhere.url, evidence },
+      data: { subject: claim2.subject, found: found2, target: target.subject, expected, index: elsewhere.url, evidence },
       file: claim2.file,
       span: claim2.span,
       severity: "warning",
@@ -52664,13 +53006,13 @@ function reportMismatch(mismatch, kb, report) {
     messageId: unsolvable ? "condaSolve" : mismatchMessage(claim2, relation),
     data: {
       subject: claim2.subject,
-      found,
+      found: found2,
       target: target.subject,
       expected,
       how,
       named: claim2.subject.replace(/^the /, ""),
       newest: claim2.newest ?? "",
-      why: formatMessage(WHY[relation === "minor" && olderMinor(found, expected) ? "olderMinor" : relation], {
+      why: formatMessage(WHY[relation === "minor" && olderMinor(found2, expected) ? "olderMinor" : relation], {
         ...majors,
         expected
       }),
@@ -52731,8 +53073,8 @@ function reportUnknownBuilds(unit, target, report) {
     });
   }
 }
-function olderMinor(found, expected) {
-  const [fMajor, fMinor] = found.split(".").map(Number);
+function olderMinor(found2, expected) {
+  const [fMajor, fMinor] = found2.split(".").map(Number);
   const [eMajor, eMinor] = expected.split(".").map(Number);
   return fMajor === eMajor && fMinor !== void 0 && eMinor !== void 0 && fMinor < eMinor;
 }
@@ -52801,14 +53143,14 @@ function torchOptions(unit, claim2, cuda, kb) {
   const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
   if (!release) return [];
   const options2 = [];
-  const found = claimCuda(claim2);
+  const found2 = claimCuda(claim2);
   const made = optionsMade(unit);
   const option = (key, why, family, tag) => {
-    const cacheKey = `${key}|${release.version}|${tag}|${found ?? ""}|${cuda}`;
+    const cacheKey = `${key}|${release.version}|${tag}|${found2 ?? ""}|${cuda}`;
     const cached2 = made.get(cacheKey);
     if (cached2) return cached2;
     const edits = family();
-    const indexes = unit.claims.filter((other2) => other2.kind === "index" && claimCuda(other2) === found).flatMap((other2) => other2.rewrite?.(cudaFromTag(tag)) ?? []);
+    const indexes = unit.claims.filter((other2) => other2.kind === "index" && claimCuda(other2) === found2).flatMap((other2) => other2.rewrite?.(cudaFromTag(tag)) ?? []);
     const names = pinNames(unit);
     const moved = [
       ...new Set(edits.map((edit) => `${names.get(`${edit.path}\0${edit.range[0]}`) ?? "torch"}==${edit.text}`))
@@ -54965,8 +55307,8 @@ function serves(index, tag) {
   const variant = servedVariant(index.url);
   if (variant === "all") return true;
   if (variant) return variant.tag === tag;
-  const found = cudaFromUrl(index.url);
-  if (found) return found.precision === "minor" && tagFromCuda(found.cuda) === tag;
+  const found2 = cudaFromUrl(index.url);
+  if (found2) return found2.precision === "minor" && tagFromCuda(found2.cuda) === tag;
   if (isPypiIndex(index.url)) return false;
   return !isPytorchIndex(index.url) && index.kind !== "conda-channel";
 }
@@ -55269,15 +55611,15 @@ var CopyIndex = class _CopyIndex {
     const roots = group.roots;
     let low = 0;
     let high = roots.length - 1;
-    let found = -1;
+    let found2 = -1;
     while (low <= high) {
       const middle = low + high >> 1;
       if (roots[middle].enter <= enter) {
-        found = middle;
+        found2 = middle;
         low = middle + 1;
       } else high = middle - 1;
     }
-    const root = found >= 0 ? roots[found] : void 0;
+    const root = found2 >= 0 ? roots[found2] : void 0;
     return root && exit <= root.exit ? root.entry : void 0;
   }
   /** The source-relative paths of what the copies `stage` sees may have put at `target`, in file order. */
@@ -57313,18 +57655,18 @@ function distinct2(edits) {
 }
 function overlapping(edits, each) {
   const sorted = [...edits].sort(inFileOrder);
-  let found = false;
+  let found2 = false;
   for (let i = 1; i < sorted.length; i++) {
     const previous = sorted[i - 1];
     const edit = sorted[i];
     if (previous.path !== edit.path) continue;
     if (edit.range[0] < previous.range[1] || edit.range[0] === previous.range[0] && edit.range[0] === previous.range[1]) {
-      found = true;
+      found2 = true;
       if (!each) return true;
       each([previous, edit]);
     }
   }
-  return found;
+  return found2;
 }
 function keyOf(finding) {
   return `${finding.ruleId}\0${finding.severity}\0${finding.location.path}\0${finding.message}`;
@@ -58188,7 +58530,7 @@ function walk(root, inputs, filters = {}) {
     return byName ?? (yamlByContent(repoPath) ? kindInside(absolute, repoPath) : void 0);
   };
   const skipped = (levels, repoPath, directory) => (excluded?.ignores(directory ? `${repoPath}/` : repoPath) ?? false) || gitignore && ignoredBy(levels, repoPath, directory);
-  const found = (absolute, repoPath, viaLink, levels) => {
+  const found2 = (absolute, repoPath, viaLink, levels) => {
     if (skipped(levels, repoPath, false)) return;
     const kind = kindOf(absolute, repoPath);
     if (kind || included?.ignores(repoPath)) add(repoPath, viaLink, kind === UNTOLD ? void 0 : kind);
@@ -58200,7 +58542,7 @@ function walk(root, inputs, filters = {}) {
       if (!SKIP_DIRS.has(entry.name) && !skipped(levels, repoPath, true))
         visitDirectory(absolute, repoPath, viaLink, levels);
     } else if (entry.isFile()) {
-      found(absolute, repoPath, viaLink, levels);
+      found2(absolute, repoPath, viaLink, levels);
     } else if (entry.isSymbolicLink() || entry.isFIFO() || entry.isCharacterDevice() || entry.isBlockDevice() || entry.isSocket()) {
       const kind = classifyPath(repoPath);
       if (kind && !skipped(levels, repoPath, false)) add(repoPath, true, kind);
@@ -58292,7 +58634,7 @@ function walk(root, inputs, filters = {}) {
     if (explicit) {
       const kind = kindOf(absolute, repoPath);
       add(repoPath, linked, kind === UNTOLD ? void 0 : kind);
-    } else found(absolute, repoPath, linked, levels ?? []);
+    } else found2(absolute, repoPath, linked, levels ?? []);
   };
   for (const input3 of inputs) visit3(resolve2(root, input3), true, false);
   return {
@@ -59025,7 +59367,7 @@ function joinedParts(parts, results) {
   const union2 = new UnionFind(parts.length);
   const readBy = /* @__PURE__ */ new Map();
   results.forEach((result2, index) => {
-    for (const path of [...result2.sources.map((source) => source.path), ...result2.skipped.map((skip) => skip.path)]) {
+    for (const path of [...result2.sources.map((source) => source.path), ...result2.skipped.map((skip2) => skip2.path)]) {
       const listedIn = owner.get(path);
       if (listedIn !== void 0 && listedIn !== index) union2.join(index, listedIn);
       const other = readBy.get(path);
@@ -59483,9 +59825,9 @@ async function lookUpImages(refs2, baseline, settings) {
       };
       return;
     }
-    const found = await lookUp(ref, client, settings.cache, platform, settings.today);
-    if (found.cached) cached2 += 1;
-    lookups[key] = found.lookup;
+    const found2 = await lookUp(ref, client, settings.cache, platform, settings.today);
+    if (found2.cached) cached2 += 1;
+    lookups[key] = found2.lookup;
   };
   const workers = Array.from({ length: Math.min(settings.concurrency ?? 4, queue.length) }, async () => {
     for (let ref = queue.shift(); ref; ref = queue.shift()) await one2(ref);
@@ -59930,22 +60272,22 @@ function check2(args, io, canWait) {
 }
 async function lookUp2(io, list, reader, flags, engine) {
   const env = io.env ?? process.env;
-  const found = await lookUpForCli(list, reader, engine.baseline, engine.kb, {
+  const found2 = await lookUpForCli(list, reader, engine.baseline, engine.kb, {
     env,
     today: engine.gateOptions.today,
     ...io.fetch ? { fetch: io.fetch } : {}
   });
-  if (flags.values.verbose) io.err(`cuda-gatekeeper: ${found.summary}
+  if (flags.values.verbose) io.err(`cuda-gatekeeper: ${found2.summary}
 `);
-  return { ...engine, gateOptions: { ...engine.gateOptions, images: found.images } };
+  return { ...engine, gateOptions: { ...engine.gateOptions, images: found2.images } };
 }
 function finishCheck(io, flags, chosen, engine) {
   const { values } = flags;
   const { baseline } = engine;
   const { checked, skipped } = checkChosen(io, flags, chosen, engine);
-  for (const skip of skipped) {
-    if (values["ignore-unknown"] && skip.reason === UNKNOWN_KIND && chosen.namedPaths.has(skip.path)) continue;
-    io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}
+  for (const skip2 of skipped) {
+    if (values["ignore-unknown"] && skip2.reason === UNKNOWN_KIND && chosen.namedPaths.has(skip2.path)) continue;
+    io.err(`${escapeControl(skip2.path)}: skipped: ${skip2.reason}
 `);
   }
   const sourcePaths = new Set(checked.sources.map((source) => source.path));
@@ -59954,10 +60296,10 @@ function finishCheck(io, flags, chosen, engine) {
       path: toRepoPath(io.cwd, entry.path) ?? entry.path,
       reason: entry.reason
     })),
-    ...skipped.filter((skip) => skip.reason !== UNKNOWN_KIND && !skip.duplicate)
+    ...skipped.filter((skip2) => skip2.reason !== UNKNOWN_KIND && !skip2.duplicate)
   ].filter(({ path }) => !chosen.namesFiles || chosen.namedSet.has(path) || sourcePaths.has(path)).map(({ path, reason }) => ({ path, reason }));
   reportChecked(io, flags, engine, checked.report, checked.sources, unchecked);
-  if (!values["ignore-unknown"] && skipped.some((skip) => skip.reason === UNKNOWN_KIND && chosen.namedPaths.has(skip.path)))
+  if (!values["ignore-unknown"] && skipped.some((skip2) => skip2.reason === UNKNOWN_KIND && chosen.namedPaths.has(skip2.path)))
     return 2;
   if (uncheckedFails(flags, baseline, unchecked)) {
     io.err(
@@ -60164,7 +60506,7 @@ function readStdin(io, { name, type }) {
 }
 function checkStdin(io, stdin, { baseline, kb, gateOptions: options2 }) {
   const checked = gateRepository([{ path: stdin.path, kind: stdin.kind }], stdin.reader, baseline, kb, options2);
-  for (const skip of stdin.skipped) io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}
+  for (const skip2 of stdin.skipped) io.err(`${escapeControl(skip2.path)}: skipped: ${skip2.reason}
 `);
   return withVerifiedFixes(checked, baseline, kb, options2);
 }

@@ -17,6 +17,7 @@ export type FileKind =
   | 'poetry-lock'
   | 'conda-lock'
   | 'pipfile'
+  | 'pipfile-lock'
   | 'kubernetes';
 
 export type Ecosystem = 'pip' | 'conda' | 'apt';

@@ -12,6 +12,7 @@ import { conda } from './conda/index.js';
 import { dockerfile } from './dockerfile/index.js';
 import { kubernetes } from './kubernetes/index.js';
 import { pixiLock } from './pixi-lock/index.js';
+import { pipfileLock } from './pipfile-lock/index.js';
 import { pipfile } from './pipfile/index.js';
 import { pixi } from './pixi/index.js';
 import { poetryLock } from './poetry-lock/index.js';
@@ -33,6 +34,7 @@ const FORMATS = {
   'poetry-lock': poetryLock,
   'conda-lock': condaLock,
   pipfile,
+  'pipfile-lock': pipfileLock,
   kubernetes,
 } as const satisfies Record<FileKind, FileFormat>;
 

@@ -240,18 +240,49 @@ function namesPackage(word: Word | undefined): boolean {
 
 /**
  * `pipenv install` / `pipenv sync` with no package named: the Pipfile in the working directory (or `PIPENV_PIPFILE`,
- * not followed), with its sources (pipenv.pypa.io/en/latest/commands/). Pipfile.lock, which `--deploy` and `sync`
- * install from, is not read; the Pipfile it was locked from is.
+ * not followed), with its sources (pipenv.pypa.io/en/latest/commands/), and the Pipfile.lock beside it, which `sync`,
+ * `install --deploy` and `install --ignore-pipfile` install from. The lock's selection: its default packages, with
+ * `--dev` its develop ones too, and with `--categories "a b"` the categories named (`packages` is the default one;
+ * `dev-packages` is read as `--dev`, the default packages with the develop ones).
  */
 function recordPipenvInstall(sink: FactSink, all: readonly Word[], stage: number): boolean {
   const context = addRequirementsContext(sink, 'pip', commandSpan(all), { stage });
-  sink.addInclude(context, {
-    kind: 'requirement',
-    target: 'Pipfile',
-    targetSpan: context.span,
-    span: context.span,
-    context: context.id,
-  });
+  const args = all.slice(2);
+  const read = optionReader(args);
+  let dev = false;
+  let categories: string[] | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const option = read(i);
+    if (option.name === '--dev' || option.name === '-d') dev = true;
+    else if (option.name === '--categories')
+      categories = (option.value() ?? '').split(/[\s,]+/).filter((category) => category !== '');
+    else if (/^(?:--python|--pypi-mirror|-i|--index|--extra-index-url|-r|--requirements)$/.test(option.name))
+      option.value();
+    i = option.next();
+  }
+  const selects = categories
+    ? [
+        ...new Set(
+          categories.map((category) =>
+            category === 'packages' || category === 'default'
+              ? 'the project'
+              : category === 'dev-packages' || category === 'develop'
+                ? 'dev'
+                : `category ${category}`,
+          ),
+        ),
+      ]
+    : [dev ? 'dev' : 'the project'];
+  projectIncludes(
+    sink,
+    context,
+    '.',
+    [
+      ['Pipfile', false],
+      ['Pipfile.lock', true],
+    ],
+    selects,
+  );
   return true;
 }
 

@@ -59,6 +59,7 @@ describe('the format registry', () => {
       'uv',
       'pixi',
       'poetry',
+      'Pipfile',
       'gpu',
       'cuda',
       'env',
@@ -92,7 +93,13 @@ describe('the format registry', () => {
   });
 
   it('derives the lock facts from the descriptors', () => {
-    expect(FILE_KIND_NAMES.filter(isLockKind)).toEqual(['uv-lock', 'pixi-lock', 'poetry-lock', 'conda-lock']);
+    expect(FILE_KIND_NAMES.filter(isLockKind)).toEqual([
+      'uv-lock',
+      'pixi-lock',
+      'poetry-lock',
+      'conda-lock',
+      'pipfile-lock',
+    ]);
     expect(FILE_KIND_NAMES.filter(hasSelections)).toEqual([
       'pyproject',
       'uv-lock',
@@ -100,9 +107,11 @@ describe('the format registry', () => {
       'pixi-lock',
       'poetry-lock',
       'conda-lock',
+      'pipfile-lock',
     ]);
     expect(lockCommands('pyproject')).toEqual(['uv lock', 'poetry lock', 'pixi lock']);
     expect(lockCommands('pixi')).toEqual(['pixi lock']);
+    expect(lockCommands('pipfile')).toEqual(['pipenv lock']);
     expect(lockCommands('requirements')).toEqual([]);
     expect(lockCompanions('svc/pyproject.toml', 'pyproject')).toEqual([
       'svc/uv.lock',
@@ -118,6 +127,8 @@ describe('the format registry', () => {
     expect(packagingPartners('uv.lock')).toEqual(['pyproject.toml']);
     expect(packagingPartners('poetry.lock')).toEqual(['pyproject.toml']);
     expect(packagingPartners('pixi.lock')).toEqual(['pyproject.toml', 'pixi.toml']);
+    expect(packagingPartners('Pipfile')).toEqual(['Pipfile.lock']);
+    expect(packagingPartners('Pipfile.lock')).toEqual(['Pipfile']);
     expect(packagingPartners('requirements.txt')).toEqual([]);
     expect(packagingPartners('conda-lock.yml')).toEqual([]);
   });
@@ -135,6 +146,7 @@ describe('the format registry', () => {
       'pixi.lock',
       'poetry.lock',
       'Pipfile',
+      'Pipfile.lock',
     ]);
     for (const name of BESIDE_DOCKERFILE) expect(formatByName(name)?.units).not.toBe('stages');
   });

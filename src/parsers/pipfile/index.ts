@@ -1,7 +1,7 @@
 import type { FileFormat } from '../format.js';
 import { parsePipfile } from './parse.js';
 
-/** Pipenv's Pipfile (its sources and packages; Pipfile.lock is not read). */
+/** Pipenv's Pipfile (its sources and packages), read with the Pipfile.lock beside it. */
 export const pipfile: FileFormat = {
   kind: 'pipfile',
   fileName: 'Pipfile',
@@ -10,5 +10,6 @@ export const pipfile: FileFormat = {
   parse: parsePipfile,
   units: 'file',
   besideDockerfile: ['Pipfile'],
+  companions: ['Pipfile.lock'],
   indexes: 'tables',
 };

@@ -16,15 +16,16 @@
  * ("Index-restricted packages": "all unspecified packages are resolved using the default index source", Pipenv's
  * indexes page, pipenv.pypa.io/en/latest/indexes/). Each index is one install context whose `--index-url` it is.
  * `[packages]` and `[dev-packages]` are both read (`pipenv install --dev` installs the second): a CUDA build is
- * judged wherever it is declared. git, path and file entries are built, not taken from an index. Pipfile.lock is not
- * read.
+ * judged wherever it is declared. A `file` entry that is a wheel's URL installs that wheel (`name @ URL` to pip); git,
+ * path and other file entries are built, not taken from an index. Pipfile.lock is read on its own (pipfile-lock/).
  */
-import { FactSink, inContext, type IndexFact, type ParsedFile } from '../facts.js';
+import { FactSink, inContext, type IndexFact, type PackageFact, type ParsedFile } from '../facts.js';
 import { holdsOnLinux } from '../markers.js';
 import { MappedBuilder } from '../mapped.js';
 import { parsePythonRequirement } from '../python-requirement.js';
 import { addRequirementsContext } from '../requirements/parse.js';
 import { SourceText, type Span } from '../source.js';
+import type { TomlString as JsonOrTomlString } from '../toml-tree.js';
 import { findSuppressions } from '../suppressions.js';
 import { lookup, readTomlRoot, stringAt, textSpan, type TomlString } from '../toml.js';
 
@@ -100,6 +101,14 @@ export function parsePipfile(path: string, text: string): ParsedFile {
       let markers: string | undefined;
       if (value.kind === 'string') spec = value;
       else if (value.kind === 'table') {
+        const file = stringAt(value, 'file');
+        if (file && WHEEL_URL.test(file.value)) {
+          // `torch = {file = "https://download.pytorch.org/whl/cu102/torch-1.11.0%2Bcu102-…whl"}`: that wheel, as
+          // `torch @ URL` is to pip. A path, a git repository or an sdist is built from there, not read here.
+          const fact = fileRequirement(text, name, nameSpan, file, sink);
+          if (fact) sink.packages.push(inContext(fact, contextOf(defaultName), 0));
+          continue;
+        }
         if (['git', 'path', 'file', 'editable'].some((key) => value.entries.has(key))) continue;
         spec = stringAt(value, 'version');
         index = stringAt(value, 'index')?.value;
@@ -139,4 +148,29 @@ export function parsePipfile(path: string, text: string): ParsedFile {
     }
   }
   return sink.finish(path, 'pipfile', source);
+}
+
+/** A wheel's address: what a `file` entry installs as is (a path or an sdist is built, and not read). */
+export const WHEEL_URL = /^https?:\/\/[^\s]+\.whl(?:[?#]\S*)?$/i;
+
+/**
+ * A `file` entry's wheel as pip reads `name @ URL`, positioned at the entry's name and URL (a Pipfile's or a
+ * Pipfile.lock's: both are read into the same tree). Undefined, with a problem, where it is not a requirement.
+ */
+export function fileRequirement(
+  text: string,
+  name: string,
+  nameSpan: Span,
+  url: JsonOrTomlString,
+  sink: FactSink,
+): PackageFact | undefined {
+  const builder = new MappedBuilder();
+  const written = text.slice(nameSpan.start, nameSpan.end);
+  builder.pushSegment(name, written === name ? nameSpan.start : -1, nameSpan);
+  builder.pushSegment(' @ ', -1, url.span);
+  builder.pushMapped(url.mapped);
+  const result = parsePythonRequirement(builder.build());
+  if (result.ok) return result.fact;
+  sink.problems.push({ span: result.span, message: result.message });
+  return undefined;
 }
