@@ -42834,13 +42834,26 @@ function recordPdmInstall(sink, args, all, stage) {
   const context = addRequirementsContext(sink, "pip", commandSpan(all), { stage });
   const read = optionReader(args);
   let directory = ".";
+  const groups = [];
+  let production = false;
+  let lock = "pdm.lock";
   for (let i = 0; i < args.length; i++) {
     const option = read(i);
     if (option.name === "-p" || option.name === "--project") directory = option.value() ?? directory;
-    else if (/^(?:-G|--group|-L|--lockfile|--venv|-k|--skip)$/.test(option.name)) option.value();
+    else if (option.name === "-G" || option.name === "--group" || option.name === "--with")
+      groups.push(...(option.value() ?? "").split(",").filter((group) => group !== ""));
+    else if (option.name === "--prod" || option.name === "--production") production = true;
+    else if (option.name === "-L" || option.name === "--lockfile") {
+      option.value();
+      lock = void 0;
+    } else if (/^(?:--venv|-k|--skip|--without)$/.test(option.name)) option.value();
     i = option.next();
   }
   projectIncludes(sink, context, directory, [["pyproject.toml", false]], ["the project"]);
+  if (lock) {
+    const selects = groups.includes(":all") ? ["*"] : groups.length > 0 ? groups.map((group) => group === "default" ? "the project" : `group ${group}`) : production ? ["the project"] : ["*"];
+    projectIncludes(sink, context, directory, [[lock, true]], selects);
+  }
   return true;
 }
 function recordCondaLockInstall(sink, args, all, stage) {
@@ -46093,188 +46106,6 @@ var pixiLock = {
   indexes: "registry"
 };
 
-// src/parsers/toml-tree.ts
-function newTable(span) {
-  return { kind: "table", span, entries: /* @__PURE__ */ new Map(), keySpans: /* @__PURE__ */ new Map() };
-}
-var LONG_STRING = 16 * 1024;
-
-// src/parsers/json-tree.ts
-var JsonError = class extends Error {
-  constructor(message, at) {
-    super(message);
-    this.at = at;
-  }
-  at;
-};
-var WHITESPACE = /* @__PURE__ */ new Set([32, 9, 10, 13]);
-var NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
-function readJsonRoot(text2, problems, what) {
-  try {
-    const root = readJson(text2);
-    if (root.kind === "table") return root;
-    problems.push({ span: root.span, message: `${what} must be a JSON object` });
-  } catch (error62) {
-    if (!(error62 instanceof JsonError)) throw error62;
-    const start = Math.min(error62.at, text2.length);
-    problems.push({ span: { start, end: Math.min(start + 1, text2.length) }, message: `JSON: ${error62.message}` });
-  }
-  return void 0;
-}
-function readJson(text2) {
-  let i = skip(text2, 0);
-  const stack = [];
-  let done;
-  for (; ; ) {
-    const value = readScalarOrOpen(text2, i, stack);
-    i = value.end;
-    let finished = value.node;
-    for (; ; ) {
-      if (finished === void 0) break;
-      const parent = stack[stack.length - 1];
-      if (!parent) {
-        done = finished;
-        break;
-      }
-      place(parent, finished);
-      i = skip(text2, i);
-      const c = text2.charCodeAt(i);
-      const close = parent.node.kind === "table" ? 125 : 93;
-      if (c === 44) {
-        i = skip(text2, i + 1);
-        if (parent.node.kind === "table") i = readKey(text2, i, parent);
-        break;
-      }
-      if (c !== close)
-        throw new JsonError(
-          `expected "," or "${parent.node.kind === "table" ? "}" : "]"}" ${found(text2, i)}`,
-          Number.isNaN(c) ? text2.length : i
-        );
-      i += 1;
-      stack.pop();
-      parent.node.span.end = i;
-      finished = parent.node;
-    }
-    if (done) break;
-  }
-  i = skip(text2, i);
-  if (i < text2.length) throw new JsonError(`unexpected ${found(text2, i)} after the value`, i);
-  return done;
-}
-function place(parent, value) {
-  if (parent.node.kind === "array") {
-    parent.node.items.push(value);
-    return;
-  }
-  const key = parent.key;
-  parent.node.entries.set(key.value, value);
-  const offset = key.mapped.plainOffset;
-  parent.node.keySpans.set(key.value, offset >= 0 ? { start: offset, end: offset + key.value.length } : key.span);
-  parent.key = void 0;
-}
-function readScalarOrOpen(text2, i, stack) {
-  const c = text2.charCodeAt(i);
-  if (c === 123 || c === 91) {
-    const start = i;
-    i = skip(text2, i + 1);
-    const node2 = c === 123 ? newTable({ start, end: start }) : { kind: "array", span: { start, end: start }, items: [] };
-    if (text2.charCodeAt(i) === (c === 123 ? 125 : 93)) {
-      node2.span.end = i + 1;
-      return { node: node2, end: i + 1 };
-    }
-    const open2 = { node: node2 };
-    stack.push(open2);
-    if (c === 123) i = readKey(text2, i, open2);
-    return { node: void 0, end: i };
-  }
-  if (c === 34) {
-    const string4 = readString(text2, i);
-    return { node: string4, end: string4.span.end };
-  }
-  for (const [word, node2] of LITERALS)
-    if (text2.startsWith(word, i)) {
-      const span = { start: i, end: i + word.length };
-      return {
-        node: node2 === void 0 ? { kind: "other", span } : { kind: "boolean", span, value: node2 },
-        end: span.end
-      };
-    }
-  NUMBER.lastIndex = i;
-  const number4 = NUMBER.exec(text2);
-  if (number4)
-    return { node: { kind: "other", span: { start: i, end: i + number4[0].length } }, end: i + number4[0].length };
-  throw new JsonError(`expected a value ${found(text2, i)}`, Number.isNaN(c) ? text2.length : i);
-}
-var LITERALS = [
-  ["true", true],
-  ["false", false],
-  ["null", void 0]
-];
-function readKey(text2, i, open2) {
-  if (text2.charCodeAt(i) !== 34) throw new JsonError(`expected a key in double quotes ${found(text2, i)}`, i);
-  const key = readString(text2, i);
-  open2.key = key;
-  i = skip(text2, key.span.end);
-  if (text2.charCodeAt(i) !== 58) throw new JsonError(`expected ":" after the key ${found(text2, i)}`, i);
-  return skip(text2, i + 1);
-}
-var ESCAPES = {
-  '"': '"',
-  "\\": "\\",
-  "/": "/",
-  b: "\b",
-  f: "\f",
-  n: "\n",
-  r: "\r",
-  t: "	"
-};
-function readString(text2, i) {
-  const start = i;
-  let from = i + 1;
-  let value = "";
-  let escaped = false;
-  for (i = from; ; i++) {
-    const c = text2.charCodeAt(i);
-    if (Number.isNaN(c)) throw new JsonError("a string is not closed", start);
-    if (c === 34) break;
-    if (c < 32) throw new JsonError("a control character in a string (write it as an escape)", i);
-    if (c !== 92) continue;
-    value += text2.slice(from, i);
-    const next = text2[i + 1];
-    if (next === "u") {
-      const hex3 = text2.slice(i + 2, i + 6);
-      if (!/^[0-9a-fA-F]{4}$/.test(hex3)) throw new JsonError('"\\u" needs four hexadecimal digits', i);
-      value += String.fromCharCode(Number.parseInt(hex3, 16));
-      i += 5;
-    } else {
-      const replacement = next === void 0 ? void 0 : ESCAPES[next];
-      if (replacement === void 0) throw new JsonError(`"\\${next ?? ""}" is not a JSON escape`, i);
-      value += replacement;
-      i += 1;
-    }
-    escaped = true;
-    from = i + 1;
-  }
-  value += text2.slice(from, i);
-  const span = { start, end: i + 1 };
-  let mapped;
-  if (escaped || i - start - 1 > LONG_STRING) {
-    const builder = new MappedBuilder();
-    builder.pushSegment(value, -1, span);
-    mapped = builder.build();
-  } else mapped = Mapped.of(value, start + 1);
-  return { kind: "string", span, value, mapped };
-}
-function skip(text2, i) {
-  while (WHITESPACE.has(text2.charCodeAt(i))) i++;
-  return i;
-}
-function found(text2, i) {
-  if (i >= text2.length) return "at the end of the file";
-  const c = text2.codePointAt(i);
-  return `but found ${c < 32 || c === 127 ? `the control character U+${c.toString(16).padStart(4, "0").toUpperCase()}` : `"${String.fromCodePoint(c)}"`}`;
-}
-
 // node_modules/eslint-visitor-keys/lib/visitor-keys.js
 var KEYS = {
   ArrayExpression: ["elements"],
@@ -48318,6 +48149,12 @@ function parseTOML(code, options2) {
   return parseForESLint(code, options2).ast;
 }
 
+// src/parsers/toml-tree.ts
+function newTable(span) {
+  return { kind: "table", span, entries: /* @__PURE__ */ new Map(), keySpans: /* @__PURE__ */ new Map() };
+}
+var LONG_STRING = 16 * 1024;
+
 // src/parsers/toml-scan.ts
 var UNREAD2 = /[\x00-\x08\x0b-\x1f\x7f\ufeff]/;
 var SURROGATE = /[\ud800-\udfff]/;
@@ -48329,7 +48166,7 @@ function endsInLoneZero(text2) {
 }
 var INTEGER = /^[+-]?(?:0|[1-9](?:_?[0-9])*)$|^0x[0-9A-Fa-f](?:_?[0-9A-Fa-f])*$|^0o[0-7](?:_?[0-7])*$|^0b[01](?:_?[01])*$/;
 var FLOAT = /^[+-]?(?:0|[1-9](?:_?[0-9])*)(?:\.[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[eE][+-]?[0-9](?:_?[0-9])*)$|^[+-]?(?:inf|nan)$/;
-var ESCAPES2 = { b: "\b", t: "	", n: "\n", f: "\f", r: "\r", '"': '"', "\\": "\\" };
+var ESCAPES = { b: "\b", t: "	", n: "\n", f: "\f", r: "\r", '"': '"', "\\": "\\" };
 var Decline2 = class extends Error {
 };
 var decline2 = () => {
@@ -48582,7 +48419,7 @@ var Scanner2 = class {
         if (c === close) break;
         if (c === 10 || Number.isNaN(c)) decline2();
         if (c === 92) {
-          const replacement = ESCAPES2[text2[i + 1]] ?? decline2();
+          const replacement = ESCAPES[text2[i + 1]] ?? decline2();
           value += text2.slice(from, i) + replacement;
           escaped = true;
           i += 2;
@@ -48832,6 +48669,297 @@ function textSpan(value) {
   return offset >= 0 ? { start: offset, end: offset + value.value.length } : value.span;
 }
 
+// src/parsers/pdm-lock/parse.ts
+var UNRECORDED = "pdm.lock does not record the index each package came from (pyproject.toml's [[tool.pdm.source]] does)";
+function parsePdmLock(path, text2) {
+  const source = new SourceText(path, text2);
+  const sink = new FactSink();
+  const root = readTomlRoot(text2, sink.problems);
+  if (!root) return sink.finish(path, "pdm-lock", source);
+  const list = lookup(root, "package");
+  const locked = [];
+  for (const table of list?.kind === "array" ? list.items : []) {
+    if (table.kind !== "table") continue;
+    const entry = readEntry(table);
+    if (entry) locked.push(entry);
+  }
+  const declared = lookup(root, "metadata", "groups");
+  const groups = new Set(
+    [
+      ...(declared?.kind === "array" ? declared.items : []).flatMap(
+        (item) => item.kind === "string" ? [item.value] : []
+      ),
+      ...locked.flatMap((entry) => entry.groups ?? [])
+    ].filter((group) => group !== "default")
+  );
+  const inGroup = (entry, group) => !entry.groups || entry.groups.includes(group);
+  const selections = [
+    ["the project", (entry) => inGroup(entry, "default")],
+    ...[...groups].map((group) => [
+      `group ${group}`,
+      (entry) => inGroup(entry, "default") || inGroup(entry, group)
+    ])
+  ];
+  for (const [selection, holds3] of selections) {
+    const chosen = locked.filter(holds3);
+    const count = /* @__PURE__ */ new Map();
+    for (const entry of chosen) count.set(entry.fact.name, (count.get(entry.fact.name) ?? 0) + 1);
+    const id = sink.addLockContext("pip", selection, void 0);
+    sink.contexts[id].hiddenIndexes = UNRECORDED;
+    for (const entry of chosen)
+      if (count.get(entry.fact.name) === 1) sink.packages.push(packageFact({ ...entry.fact, context: id }));
+  }
+  return sink.finish(path, "pdm-lock", source);
+}
+var WHEEL_LABEL = /^[^-]+-[^-+]+\+([A-Za-z0-9.]+)-[^/]*\.whl$/;
+function readEntry(table) {
+  const name = stringAt(table, "name");
+  const version2 = stringAt(table, "version");
+  if (!name || !version2) return void 0;
+  if (["git", "path", "url", "revision"].some((key) => table.entries.has(key))) return void 0;
+  if (!holdsOnLinux(stringAt(table, "marker")?.value)) return void 0;
+  const groupList = table.entries.get("groups");
+  const groups = groupList?.kind === "array" ? groupList.items.flatMap((item) => item.kind === "string" ? [item.value] : []) : void 0;
+  const value = version2.value;
+  const versionSpan = textSpan(version2);
+  const plus = value.indexOf("+");
+  const label = plus >= 0 ? value.slice(plus + 1).toLowerCase() : wheelsLabel(table);
+  return {
+    fact: packageFact({
+      ecosystem: "pip",
+      name: normalizePythonName(name.value),
+      rawName: name.value,
+      nameSpan: textSpan(name),
+      span: versionSpan,
+      extras: [],
+      specifier: `==${value}`,
+      specifierSpan: versionSpan,
+      clauses: [{ operator: "==", version: value, versionSpan }],
+      exact: value,
+      ...label ? { localLabel: label } : {}
+    }),
+    ...groups ? { groups } : {}
+  };
+}
+function wheelsLabel(table) {
+  const files = table.entries.get("files");
+  let label;
+  for (const item of files?.kind === "array" ? files.items : []) {
+    if (item.kind !== "table") continue;
+    const written2 = stringAt(item, "file")?.value ?? stringAt(item, "url")?.value.split("/").pop();
+    const file2 = written2 === void 0 ? void 0 : decodeURIComponentSafe(written2);
+    if (!file2?.endsWith(".whl")) continue;
+    const platform = file2.slice(file2.lastIndexOf("-") + 1, -".whl".length);
+    if (!/linux.*x86_64|^any$/.test(platform)) continue;
+    const found2 = WHEEL_LABEL.exec(file2)?.[1]?.toLowerCase();
+    if (!found2 || label !== void 0 && found2 !== label) return void 0;
+    label = found2;
+  }
+  return label;
+}
+function decodeURIComponentSafe(text2) {
+  try {
+    return decodeURIComponent(text2);
+  } catch {
+    return text2;
+  }
+}
+
+// src/parsers/pdm-lock/index.ts
+var pdmLock = {
+  kind: "pdm-lock",
+  fileName: "pdm.lock",
+  matches: (name) => name === "pdm.lock",
+  hookPattern: "(?:^|/)pdm\\.lock$",
+  parse: parsePdmLock,
+  lock: {
+    writtenBy: "pdm lock",
+    relock: "pdm.lock is written by PDM, not by hand: change pyproject.toml (the version or the source), then run pdm lock."
+  },
+  units: "selections",
+  besideDockerfile: ["pdm.lock"],
+  // `pdm sync` and `pdm install` install every group the lock has unless -G, -d or --prod choose
+  // (pdm-project.org/latest/usage/lockfile/).
+  defaultSelection: ["*"],
+  indexes: "registry"
+};
+
+// src/parsers/json-tree.ts
+var JsonError = class extends Error {
+  constructor(message, at) {
+    super(message);
+    this.at = at;
+  }
+  at;
+};
+var WHITESPACE = /* @__PURE__ */ new Set([32, 9, 10, 13]);
+var NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+function readJsonRoot(text2, problems, what) {
+  try {
+    const root = readJson(text2);
+    if (root.kind === "table") return root;
+    problems.push({ span: root.span, message: `${what} must be a JSON object` });
+  } catch (error62) {
+    if (!(error62 instanceof JsonError)) throw error62;
+    const start = Math.min(error62.at, text2.length);
+    problems.push({ span: { start, end: Math.min(start + 1, text2.length) }, message: `JSON: ${error62.message}` });
+  }
+  return void 0;
+}
+function readJson(text2) {
+  let i = skip(text2, 0);
+  const stack = [];
+  let done;
+  for (; ; ) {
+    const value = readScalarOrOpen(text2, i, stack);
+    i = value.end;
+    let finished = value.node;
+    for (; ; ) {
+      if (finished === void 0) break;
+      const parent = stack[stack.length - 1];
+      if (!parent) {
+        done = finished;
+        break;
+      }
+      place(parent, finished);
+      i = skip(text2, i);
+      const c = text2.charCodeAt(i);
+      const close = parent.node.kind === "table" ? 125 : 93;
+      if (c === 44) {
+        i = skip(text2, i + 1);
+        if (parent.node.kind === "table") i = readKey(text2, i, parent);
+        break;
+      }
+      if (c !== close)
+        throw new JsonError(
+          `expected "," or "${parent.node.kind === "table" ? "}" : "]"}" ${found(text2, i)}`,
+          Number.isNaN(c) ? text2.length : i
+        );
+      i += 1;
+      stack.pop();
+      parent.node.span.end = i;
+      finished = parent.node;
+    }
+    if (done) break;
+  }
+  i = skip(text2, i);
+  if (i < text2.length) throw new JsonError(`unexpected ${found(text2, i)} after the value`, i);
+  return done;
+}
+function place(parent, value) {
+  if (parent.node.kind === "array") {
+    parent.node.items.push(value);
+    return;
+  }
+  const key = parent.key;
+  parent.node.entries.set(key.value, value);
+  const offset = key.mapped.plainOffset;
+  parent.node.keySpans.set(key.value, offset >= 0 ? { start: offset, end: offset + key.value.length } : key.span);
+  parent.key = void 0;
+}
+function readScalarOrOpen(text2, i, stack) {
+  const c = text2.charCodeAt(i);
+  if (c === 123 || c === 91) {
+    const start = i;
+    i = skip(text2, i + 1);
+    const node2 = c === 123 ? newTable({ start, end: start }) : { kind: "array", span: { start, end: start }, items: [] };
+    if (text2.charCodeAt(i) === (c === 123 ? 125 : 93)) {
+      node2.span.end = i + 1;
+      return { node: node2, end: i + 1 };
+    }
+    const open2 = { node: node2 };
+    stack.push(open2);
+    if (c === 123) i = readKey(text2, i, open2);
+    return { node: void 0, end: i };
+  }
+  if (c === 34) {
+    const string4 = readString(text2, i);
+    return { node: string4, end: string4.span.end };
+  }
+  for (const [word, node2] of LITERALS)
+    if (text2.startsWith(word, i)) {
+      const span = { start: i, end: i + word.length };
+      return {
+        node: node2 === void 0 ? { kind: "other", span } : { kind: "boolean", span, value: node2 },
+        end: span.end
+      };
+    }
+  NUMBER.lastIndex = i;
+  const number4 = NUMBER.exec(text2);
+  if (number4)
+    return { node: { kind: "other", span: { start: i, end: i + number4[0].length } }, end: i + number4[0].length };
+  throw new JsonError(`expected a value ${found(text2, i)}`, Number.isNaN(c) ? text2.length : i);
+}
+var LITERALS = [
+  ["true", true],
+  ["false", false],
+  ["null", void 0]
+];
+function readKey(text2, i, open2) {
+  if (text2.charCodeAt(i) !== 34) throw new JsonError(`expected a key in double quotes ${found(text2, i)}`, i);
+  const key = readString(text2, i);
+  open2.key = key;
+  i = skip(text2, key.span.end);
+  if (text2.charCodeAt(i) !== 58) throw new JsonError(`expected ":" after the key ${found(text2, i)}`, i);
+  return skip(text2, i + 1);
+}
+var ESCAPES2 = {
+  '"': '"',
+  "\\": "\\",
+  "/": "/",
+  b: "\b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "	"
+};
+function readString(text2, i) {
+  const start = i;
+  let from = i + 1;
+  let value = "";
+  let escaped = false;
+  for (i = from; ; i++) {
+    const c = text2.charCodeAt(i);
+    if (Number.isNaN(c)) throw new JsonError("a string is not closed", start);
+    if (c === 34) break;
+    if (c < 32) throw new JsonError("a control character in a string (write it as an escape)", i);
+    if (c !== 92) continue;
+    value += text2.slice(from, i);
+    const next = text2[i + 1];
+    if (next === "u") {
+      const hex3 = text2.slice(i + 2, i + 6);
+      if (!/^[0-9a-fA-F]{4}$/.test(hex3)) throw new JsonError('"\\u" needs four hexadecimal digits', i);
+      value += String.fromCharCode(Number.parseInt(hex3, 16));
+      i += 5;
+    } else {
+      const replacement = next === void 0 ? void 0 : ESCAPES2[next];
+      if (replacement === void 0) throw new JsonError(`"\\${next ?? ""}" is not a JSON escape`, i);
+      value += replacement;
+      i += 1;
+    }
+    escaped = true;
+    from = i + 1;
+  }
+  value += text2.slice(from, i);
+  const span = { start, end: i + 1 };
+  let mapped;
+  if (escaped || i - start - 1 > LONG_STRING) {
+    const builder = new MappedBuilder();
+    builder.pushSegment(value, -1, span);
+    mapped = builder.build();
+  } else mapped = Mapped.of(value, start + 1);
+  return { kind: "string", span, value, mapped };
+}
+function skip(text2, i) {
+  while (WHITESPACE.has(text2.charCodeAt(i))) i++;
+  return i;
+}
+function found(text2, i) {
+  if (i >= text2.length) return "at the end of the file";
+  const c = text2.codePointAt(i);
+  return `but found ${c < 32 || c === 127 ? `the control character U+${c.toString(16).padStart(4, "0").toUpperCase()}` : `"${String.fromCodePoint(c)}"`}`;
+}
+
 // src/parsers/pipfile/parse.ts
 var MARKER_KEYS = [
   "os_name",
@@ -48971,7 +49099,7 @@ function parsePipfileLock(path, text2) {
     const locked = [];
     for (const [name, value] of table.entries) {
       if (value.kind !== "table") continue;
-      const entry = readEntry(text2, name, table.keySpans.get(name) ?? value.span, value, sources, defaultSource, sink);
+      const entry = readEntry2(text2, name, table.keySpans.get(name) ?? value.span, value, sources, defaultSource, sink);
       if (entry) locked.push(entry);
     }
     categories.set(category, locked);
@@ -49004,7 +49132,7 @@ function parsePipfileLock(path, text2) {
   }
   return sink.finish(path, "pipfile-lock", source);
 }
-function readEntry(text2, rawName, nameSpan, table, sources, defaultSource, sink) {
+function readEntry2(text2, rawName, nameSpan, table, sources, defaultSource, sink) {
   if (!holdsOnLinux(stringAt(table, "markers")?.value)) return void 0;
   const file2 = stringAt(table, "file");
   if (file2 && WHEEL_URL.test(file2.value)) {
@@ -49444,7 +49572,7 @@ function parsePoetryLock(path, text2) {
   const locked = [];
   for (const table of list?.kind === "array" ? list.items : []) {
     if (table.kind !== "table") continue;
-    const entry = readEntry2(table, extrasOf);
+    const entry = readEntry3(table, extrasOf);
     if (entry) locked.push(entry);
   }
   const groups = new Set(locked.flatMap((entry) => entry.groups).filter((group) => group !== "main"));
@@ -49489,7 +49617,7 @@ function parsePoetryLock(path, text2) {
   }
   return sink.finish(path, "poetry-lock", source);
 }
-function readEntry2(table, extrasOf) {
+function readEntry3(table, extrasOf) {
   const name = stringAt(table, "name");
   const version2 = stringAt(table, "version");
   if (!name || !version2) return void 0;
@@ -50046,7 +50174,7 @@ var pyproject = {
   units: "selections",
   besideDockerfile: ["pyproject.toml"],
   defaultSelection: ["the project"],
-  companions: ["uv.lock", "poetry.lock", "pixi.lock"],
+  companions: ["uv.lock", "poetry.lock", "pixi.lock", "pdm.lock"],
   indexes: "tables"
 };
 
@@ -50303,6 +50431,7 @@ var FORMATS = {
   "conda-lock": condaLock,
   pipfile,
   "pipfile-lock": pipfileLock,
+  "pdm-lock": pdmLock,
   kubernetes
 };
 var ALL = Object.values(FORMATS);

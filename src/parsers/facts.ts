@@ -18,6 +18,7 @@ export type FileKind =
   | 'conda-lock'
   | 'pipfile'
   | 'pipfile-lock'
+  | 'pdm-lock'
   | 'kubernetes';
 
 export type Ecosystem = 'pip' | 'conda' | 'apt';

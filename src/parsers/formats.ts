@@ -12,6 +12,7 @@ import { conda } from './conda/index.js';
 import { dockerfile } from './dockerfile/index.js';
 import { kubernetes } from './kubernetes/index.js';
 import { pixiLock } from './pixi-lock/index.js';
+import { pdmLock } from './pdm-lock/index.js';
 import { pipfileLock } from './pipfile-lock/index.js';
 import { pipfile } from './pipfile/index.js';
 import { pixi } from './pixi/index.js';
@@ -35,6 +36,7 @@ const FORMATS = {
   'conda-lock': condaLock,
   pipfile,
   'pipfile-lock': pipfileLock,
+  'pdm-lock': pdmLock,
   kubernetes,
 } as const satisfies Record<FileKind, FileFormat>;
 

@@ -288,20 +288,40 @@ function recordPipenvInstall(sink: FactSink, all: readonly Word[], stage: number
 
 /**
  * `pdm install` / `pdm sync`: the project in the working directory (or `-p/--project DIR`) from its pyproject.toml,
- * with PDM's sources (pdm-project.org/latest/reference/cli/#install). Its selections (`-G group`, `--prod`) and its
- * pdm.lock are not read: the project's own dependencies are, as its sources route them.
+ * with PDM's sources (pdm-project.org/latest/reference/cli/#install), and the pdm.lock beside it, which is what is
+ * installed: every group it locks, unless `-G group` (with `default`), `--prod` (`default` alone) or `-G :all`
+ * choose (pdm-project.org/latest/usage/lockfile/). Another lock (`-L FILE`) is not followed.
  */
 function recordPdmInstall(sink: FactSink, args: readonly Word[], all: readonly Word[], stage: number): boolean {
   const context = addRequirementsContext(sink, 'pip', commandSpan(all), { stage });
   const read = optionReader(args);
   let directory = '.';
+  const groups: string[] = [];
+  let production = false;
+  let lock: string | undefined = 'pdm.lock';
   for (let i = 0; i < args.length; i++) {
     const option = read(i);
     if (option.name === '-p' || option.name === '--project') directory = option.value() ?? directory;
-    else if (/^(?:-G|--group|-L|--lockfile|--venv|-k|--skip)$/.test(option.name)) option.value();
+    else if (option.name === '-G' || option.name === '--group' || option.name === '--with')
+      groups.push(...(option.value() ?? '').split(',').filter((group) => group !== ''));
+    else if (option.name === '--prod' || option.name === '--production') production = true;
+    else if (option.name === '-L' || option.name === '--lockfile') {
+      option.value();
+      lock = undefined;
+    } else if (/^(?:--venv|-k|--skip|--without)$/.test(option.name)) option.value();
     i = option.next();
   }
   projectIncludes(sink, context, directory, [['pyproject.toml', false]], ['the project']);
+  if (lock) {
+    const selects = groups.includes(':all')
+      ? ['*']
+      : groups.length > 0
+        ? groups.map((group) => (group === 'default' ? 'the project' : `group ${group}`))
+        : production
+          ? ['the project']
+          : ['*'];
+    projectIncludes(sink, context, directory, [[lock, true]], selects);
+  }
   return true;
 }
 

@@ -60,6 +60,7 @@ describe('the format registry', () => {
       'pixi',
       'poetry',
       'Pipfile',
+      'pdm',
       'gpu',
       'cuda',
       'env',
@@ -99,6 +100,7 @@ describe('the format registry', () => {
       'poetry-lock',
       'conda-lock',
       'pipfile-lock',
+      'pdm-lock',
     ]);
     expect(FILE_KIND_NAMES.filter(hasSelections)).toEqual([
       'pyproject',
@@ -108,8 +110,9 @@ describe('the format registry', () => {
       'poetry-lock',
       'conda-lock',
       'pipfile-lock',
+      'pdm-lock',
     ]);
-    expect(lockCommands('pyproject')).toEqual(['uv lock', 'poetry lock', 'pixi lock']);
+    expect(lockCommands('pyproject')).toEqual(['uv lock', 'poetry lock', 'pixi lock', 'pdm lock']);
     expect(lockCommands('pixi')).toEqual(['pixi lock']);
     expect(lockCommands('pipfile')).toEqual(['pipenv lock']);
     expect(lockCommands('requirements')).toEqual([]);
@@ -117,12 +120,14 @@ describe('the format registry', () => {
       'svc/uv.lock',
       'svc/poetry.lock',
       'svc/pixi.lock',
+      'svc/pdm.lock',
     ]);
     expect(lockCompanions('Dockerfile', 'dockerfile')).toEqual([]);
   });
 
   it('reads a manifest with its locks and a lock with its manifests', () => {
-    expect(packagingPartners('pyproject.toml')).toEqual(['uv.lock', 'poetry.lock', 'pixi.lock']);
+    expect(packagingPartners('pyproject.toml')).toEqual(['uv.lock', 'poetry.lock', 'pixi.lock', 'pdm.lock']);
+    expect(packagingPartners('pdm.lock')).toEqual(['pyproject.toml']);
     expect(packagingPartners('pixi.toml')).toEqual(['pixi.lock']);
     expect(packagingPartners('uv.lock')).toEqual(['pyproject.toml']);
     expect(packagingPartners('poetry.lock')).toEqual(['pyproject.toml']);
@@ -147,6 +152,7 @@ describe('the format registry', () => {
       'poetry.lock',
       'Pipfile',
       'Pipfile.lock',
+      'pdm.lock',
     ]);
     for (const name of BESIDE_DOCKERFILE) expect(formatByName(name)?.units).not.toBe('stages');
   });

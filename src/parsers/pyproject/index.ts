@@ -11,6 +11,6 @@ export const pyproject: FileFormat = {
   units: 'selections',
   besideDockerfile: ['pyproject.toml'],
   defaultSelection: ['the project'],
-  companions: ['uv.lock', 'poetry.lock', 'pixi.lock'],
+  companions: ['uv.lock', 'poetry.lock', 'pixi.lock', 'pdm.lock'],
   indexes: 'tables',
 };
