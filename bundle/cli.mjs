@@ -38362,6 +38362,12 @@ function recordInstallCommand(sink, command, stage) {
     return recordPoetryInstall(sink, words.slice(2), words, stage);
   if (program === "pipenv" && (words[1]?.text === "install" || words[1]?.text === "sync") && !namesPackage(words[2]))
     return recordPipenvInstall(sink, words, stage);
+  const runner = RUNNERS[program];
+  const subcommand = runner && skipOptions(words.slice(1), runner);
+  if (subcommand?.[0]?.text === "run")
+    return recordInstallCommand(sink, skipOptions(subcommand.slice(1), runner), stage);
+  if ((program === "poetry" || program === "pdm" || program === "uv") && words[1]?.text === "add" || program === "pipenv" && words[1]?.text === "install")
+    return recordProjectAdd(sink, program, words, stage);
   if (program === "pdm" && (words[1]?.text === "install" || words[1]?.text === "sync"))
     return recordPdmInstall(sink, words.slice(2), words, stage);
   if (program === "conda-lock" && words[1]?.text === "install")
@@ -38376,6 +38382,8 @@ function recordInstallCommand(sink, command, stage) {
     const module = words[m + 1]?.text ?? "";
     if (PIP.test(module)) return recordPip(sink, words.slice(m + 2), stage, "pip");
     if (module === "uv" && words[m + 2]?.text === "pip") return recordPip(sink, words.slice(m + 3), stage, "uv");
+    if (module === "poetry" || module === "pipenv" || module === "pdm" || module === "uv")
+      return recordInstallCommand(sink, words.slice(m + 1), stage);
   }
   return false;
 }
@@ -38621,6 +38629,68 @@ function localProjectInclude(sink, word, context) {
   sink.addInclude(context, fact);
 }
 var PIP = /^pip(\d+(\.\d+)?)?$/;
+var RUNNERS = {
+  poetry: /* @__PURE__ */ new Set(["-C", "--directory", "-P", "--project"]),
+  pdm: /* @__PURE__ */ new Set(["-p", "--project", "--venv", "-g"]),
+  pipenv: /* @__PURE__ */ new Set(["--python"]),
+  uv: /* @__PURE__ */ new Set([
+    "--with",
+    "--with-editable",
+    "--with-requirements",
+    "-p",
+    "--python",
+    "--project",
+    "--directory",
+    "--package",
+    "--extra",
+    "--group",
+    "--only-group",
+    "--no-group",
+    "--env-file",
+    "--index",
+    "--default-index",
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-f",
+    "--find-links",
+    "--index-strategy",
+    "--config-file",
+    "--cache-dir",
+    "--python-preference",
+    "--no-install-package"
+  ])
+};
+function skipOptions(words, takesValue) {
+  let i = 0;
+  while (i < words.length && words[i].text.startsWith("-")) {
+    if (words[i].text === "--") return words.slice(i + 1);
+    i += takesValue.has(words[i].text) ? 2 : 1;
+  }
+  return words.slice(i);
+}
+var PROJECT_INDEX = {
+  poetry: "poetry add takes it from pyproject.toml's sources",
+  pdm: "pdm add takes it from pyproject.toml's sources",
+  uv: "uv add takes it from pyproject.toml's indexes",
+  pipenv: "pipenv install takes it from the Pipfile's sources"
+};
+var ADD_VALUE_OPTIONS = /^(?:-G|--group|-g|--optional|-E|--extras?|-C|--directory|-P|--project|-p|--python|--source|--index|--default-index|-i|--index-url|--extra-index-url|--categories|--bounds|--tag|--branch|--rev|--marker|-L|--lockfile|--venv|--frozen-lockfile|--package|--script|-r|--requirements|--constraints?|-c)$/;
+function recordProjectAdd(sink, program, words, stage) {
+  const context = addRequirementsContext(sink, "pip", commandSpan(words), { stage });
+  context.hiddenIndexes = PROJECT_INDEX[program];
+  const args = words.slice(2);
+  for (let i = 0; i < args.length; i++) {
+    const text2 = args[i].text;
+    if (text2.startsWith("-")) {
+      if (ADD_VALUE_OPTIONS.test(text2)) i++;
+      continue;
+    }
+    if (isLocalProject(text2) || /^(?:git\+|hg\+|svn\+|bzr\+)/.test(text2)) continue;
+    recordPipRequirement(sink, args[i], context);
+  }
+  return true;
+}
 function skipRunOptions(words) {
   let i = 0;
   while (i < words.length && words[i].text.startsWith("-"))

@@ -23,6 +23,19 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
   // `pipenv install` with no package named installs the Pipfile (`pipenv install torch` adds one to it first).
   if (program === 'pipenv' && (words[1]?.text === 'install' || words[1]?.text === 'sync') && !namesPackage(words[2]))
     return recordPipenvInstall(sink, words, stage);
+  // `poetry run pip install …`, `uv run --with x pip install …`: the rest runs as a command of its own, in the
+  // project's environment.
+  const runner = RUNNERS[program];
+  const subcommand = runner && skipOptions(words.slice(1), runner);
+  if (subcommand?.[0]?.text === 'run')
+    return recordInstallCommand(sink, skipOptions(subcommand.slice(1), runner!), stage);
+  // `poetry add torch`, `pdm add`, `uv add`, `pipenv install torch`: each package named is added to the project and
+  // installed, from the index the project's sources choose.
+  if (
+    ((program === 'poetry' || program === 'pdm' || program === 'uv') && words[1]?.text === 'add') ||
+    (program === 'pipenv' && words[1]?.text === 'install')
+  )
+    return recordProjectAdd(sink, program, words, stage);
   if (program === 'pdm' && (words[1]?.text === 'install' || words[1]?.text === 'sync'))
     return recordPdmInstall(sink, words.slice(2), words, stage);
   if (program === 'conda-lock' && words[1]?.text === 'install')
@@ -40,6 +53,9 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
     const module = words[m + 1]?.text ?? '';
     if (PIP.test(module)) return recordPip(sink, words.slice(m + 2), stage, 'pip');
     if (module === 'uv' && words[m + 2]?.text === 'pip') return recordPip(sink, words.slice(m + 3), stage, 'uv');
+    // `python3.9 -m poetry install`, `python -m pipenv sync`: the tool, run by that interpreter.
+    if (module === 'poetry' || module === 'pipenv' || module === 'pdm' || module === 'uv')
+      return recordInstallCommand(sink, words.slice(m + 1), stage);
   }
   return false;
 }
@@ -376,6 +392,87 @@ function localProjectInclude(sink: FactSink, word: Word, context: ContextDraft):
 const PIP = /^pip(\d+(\.\d+)?)?$/;
 
 /** The command after `conda run`'s own options (`-n env`, `--no-capture-output`, `-p prefix`). */
+/**
+ * The project tools whose `run` runs a command in the project's environment, with their options that take a value
+ * (poetry: python-poetry.org/docs/cli/#run and its global options; pdm: pdm-project.org/latest/reference/cli/#run;
+ * uv: docs.astral.sh/uv/reference/cli/#uv-run; pipenv: pipenv.pypa.io/en/latest/commands/#run).
+ */
+const RUNNERS: Readonly<Record<string, ReadonlySet<string>>> = {
+  poetry: new Set(['-C', '--directory', '-P', '--project']),
+  pdm: new Set(['-p', '--project', '--venv', '-g']),
+  pipenv: new Set(['--python']),
+  uv: new Set([
+    '--with',
+    '--with-editable',
+    '--with-requirements',
+    '-p',
+    '--python',
+    '--project',
+    '--directory',
+    '--package',
+    '--extra',
+    '--group',
+    '--only-group',
+    '--no-group',
+    '--env-file',
+    '--index',
+    '--default-index',
+    '-i',
+    '--index-url',
+    '--extra-index-url',
+    '-f',
+    '--find-links',
+    '--index-strategy',
+    '--config-file',
+    '--cache-dir',
+    '--python-preference',
+    '--no-install-package',
+  ]),
+};
+
+/** The command after a runner's options (`--with torch pip install …` → `pip install …`). */
+function skipOptions(words: readonly Word[], takesValue: ReadonlySet<string>): Word[] {
+  let i = 0;
+  while (i < words.length && words[i]!.text.startsWith('-')) {
+    if (words[i]!.text === '--') return words.slice(i + 1);
+    i += takesValue.has(words[i]!.text) ? 2 : 1;
+  }
+  return words.slice(i);
+}
+
+/** Why the index of a package a project tool adds is not known from the command. */
+const PROJECT_INDEX: Readonly<Record<string, string>> = {
+  poetry: "poetry add takes it from pyproject.toml's sources",
+  pdm: "pdm add takes it from pyproject.toml's sources",
+  uv: "uv add takes it from pyproject.toml's indexes",
+  pipenv: "pipenv install takes it from the Pipfile's sources",
+};
+
+/** Options of the add commands that take a value, whose value is not a package. */
+const ADD_VALUE_OPTIONS =
+  /^(?:-G|--group|-g|--optional|-E|--extras?|-C|--directory|-P|--project|-p|--python|--source|--index|--default-index|-i|--index-url|--extra-index-url|--categories|--bounds|--tag|--branch|--rev|--marker|-L|--lockfile|--venv|--frozen-lockfile|--package|--script|-r|--requirements|--constraints?|-c)$/;
+
+/**
+ * `poetry add torch==2.1.0`, `pdm add`, `uv add`, `pipenv install torch`: each package named, as a requirement of a
+ * pip context whose index is the project's to say (its sources, not this command): only a build its own name or
+ * version gives is read (`torch==2.1.0+cu118`), as with a pip configuration file the gate cannot read.
+ */
+function recordProjectAdd(sink: FactSink, program: string, words: readonly Word[], stage: number): boolean {
+  const context = addRequirementsContext(sink, 'pip', commandSpan(words), { stage });
+  (context as { hiddenIndexes?: string }).hiddenIndexes = PROJECT_INDEX[program]!;
+  const args = words.slice(2);
+  for (let i = 0; i < args.length; i++) {
+    const text = args[i]!.text;
+    if (text.startsWith('-')) {
+      if (ADD_VALUE_OPTIONS.test(text)) i++;
+      continue;
+    }
+    if (isLocalProject(text) || /^(?:git\+|hg\+|svn\+|bzr\+)/.test(text)) continue;
+    recordPipRequirement(sink, args[i]!, context);
+  }
+  return true;
+}
+
 function skipRunOptions(words: readonly Word[]): Word[] {
   let i = 0;
   while (i < words.length && words[i]!.text.startsWith('-'))

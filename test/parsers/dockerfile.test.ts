@@ -475,3 +475,45 @@ describe('Dockerfile parser', () => {
     ]);
   });
 });
+
+describe("a project tool's run and add", () => {
+  const packagesOf = (run: string) => {
+    const file = parseDockerfile('Dockerfile', `FROM python:3.12\nRUN ${run}\n`);
+    return file.packages.map((pkg) => [
+      pkg.name,
+      pkg.exact,
+      file.contexts[pkg.context]!.hiddenIndexes ?? null,
+      file.contexts[pkg.context]!.indexes.map((index) => index.url),
+    ]);
+  };
+
+  it('reads the command a project tool runs in its environment, past the options that take a value', () => {
+    for (const runner of [
+      'poetry run',
+      'poetry -C app run',
+      'pipenv run',
+      'pdm run -p svc',
+      'uv run --with numpy --python 3.12',
+      'uv run --',
+    ])
+      expect(
+        packagesOf(`${runner} pip install torch==2.1.0+cu118 -i https://download.pytorch.org/whl/cu118`),
+        runner,
+      ).toEqual([['torch', '2.1.0+cu118', null, ['https://download.pytorch.org/whl/cu118']]]);
+    expect(packagesOf('poetry run python -m pip install torch==2.3.1')).toEqual([['torch', '2.3.1', null, []]]);
+    expect(packagesOf('python3.9 -m poetry run pip install torch==2.3.1')).toEqual([['torch', '2.3.1', null, []]]);
+  });
+
+  it("reads what an add names, from the index the project's sources choose, which the command does not say", () => {
+    expect(packagesOf('poetry add --group dev torch==2.1.0+cu118 ./local git+https://github.com/a/b.git')).toEqual([
+      ['torch', '2.1.0+cu118', "poetry add takes it from pyproject.toml's sources", []],
+    ]);
+    expect(packagesOf('uv add --index pytorch=https://download.pytorch.org/whl/cu124 torch==2.6.0')).toEqual([
+      ['torch', '2.6.0', "uv add takes it from pyproject.toml's indexes", []],
+    ]);
+    expect(packagesOf('pipenv install torch==2.3.1').map(([name, , hidden]) => [name, hidden])).toEqual([
+      ['torch', "pipenv install takes it from the Pipfile's sources"],
+    ]);
+    expect(packagesOf('pdm add -G cuda cupy-cuda12x').map(([name]) => name)).toEqual(['cupy-cuda12x']);
+  });
+});
