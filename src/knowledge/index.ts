@@ -171,7 +171,13 @@ export class KnowledgeBase {
     this.releasesByVersion = new Map(data.drivers.releases.map((row) => [row.version, row]));
     this.torchByVersion = new Map(data.pytorch.releases.map((row) => [row.version, row]));
     this.retrieved =
-      [...data.drivers.releases, ...data.pytorch.releases, ...data.gpus.gpus]
+      [
+        ...data.drivers.releases,
+        ...data.pytorch.releases,
+        ...data.gpus.gpus,
+        ...data.images.vendor,
+        ...data.images.cudaTagSuffix,
+      ]
         .map((row) => row.retrieved)
         .sort()
         .at(-1) ?? 'unknown';
@@ -820,8 +826,8 @@ export class KnowledgeBase {
         const group = groups.find((candidate) => Object.hasOwn(candidate.tags, wanted));
         if (group) return { cuda: group.tags[wanted]!, record: group };
       }
-      const grammar = this.data.images.cudaTagSuffix;
-      if (!grammar.names.includes(name)) return undefined;
+      const grammar = this.data.images.cudaTagSuffix.find((record) => record.names.includes(name));
+      if (!grammar) return undefined;
       // cu118 → 11.8, cu121 → 12.1, cu92 → 9.2: the last digit is the minor.
       const digits = /(?:^|-)cu(\d{2,3})(?:-|$)/.exec(tag)?.[1];
       if (!digits) return undefined;

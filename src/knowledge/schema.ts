@@ -243,8 +243,11 @@ export const Images = z.strictObject({
   ngcPytorch: z.array(NgcPytorch),
   ngc: z.array(NgcImage),
   vendor: z.array(VendorImage),
-  /** Images whose tags name their CUDA as a `-cuXY` part (Ray's `2.40.0-py310-cu121`). */
-  cudaTagSuffix: z.strictObject({ names: z.array(z.string()), ...sourced }),
+  /**
+   * Images whose tags name their CUDA as a `-cuXY` part (Ray's `2.40.0-py310-cu121`), each grammar with the source
+   * that says so for its names.
+   */
+  cudaTagSuffix: z.array(z.strictObject({ names: z.array(z.string()), ...sourced })),
   /**
    * Images whose tags without a platform part (`-cpu`, `-gpu`, `-cuXY`) alias the CPU image, on a plain OS with no
    * CUDA (Ray's `2.46.0`, `2.46.0-py311`, which are `-cpu`).
