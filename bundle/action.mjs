@@ -45385,6 +45385,36 @@ var MAX_ALIASES2 = 200;
 var MAX_DEPTH3 = 12;
 var OPERATORS = /* @__PURE__ */ new Set(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]);
 var DOCKERFILE_ANNOTATION = "cuda-gatekeeper.io/dockerfile";
+var PLACED = /^[ \t]+(?:nodeSelector|affinity)[ \t]*:/m;
+function servingIndex(files) {
+  const runtimes = /* @__PURE__ */ new Map();
+  const asked = [];
+  for (const { path, text: text2 } of files) {
+    if (!text2.includes("ServingRuntime") && !text2.includes("InferenceService")) continue;
+    const own2 = /* @__PURE__ */ new Set();
+    const wanted = [];
+    for (const body of text2.split(/^(?:---|\.\.\.)(?=[ \t\r\n]|$)/m)) {
+      const kind = KIND_LINE.exec(body)?.[1];
+      const name = METADATA_NAME.exec(body)?.[1];
+      if ((kind === "ServingRuntime" || kind === "ClusterServingRuntime") && name) own2.add(name);
+      if (kind !== "InferenceService" || !asksForGpus(body)) continue;
+      const runtime = RUNTIME_NAME.exec(body)?.[1];
+      if (runtime)
+        wanted.push({ runtime, label: `InferenceService/${name ?? "(unnamed)"}`, placed: PLACED.test(body) });
+    }
+    for (const name of own2) runtimes.set(name, [...runtimes.get(name) ?? [], path]);
+    for (const service of wanted) if (!own2.has(service.runtime)) asked.push({ path, ...service });
+  }
+  const services = {};
+  const named = /* @__PURE__ */ new Set();
+  for (const { path, runtime, label, placed } of asked) {
+    if (!runtimes.get(runtime)?.some((other) => other !== path)) continue;
+    named.add(runtime);
+    if (!placed) (services[runtime] ??= []).push({ path, label });
+  }
+  if (named.size === 0) return void 0;
+  return { runtimes: Object.fromEntries([...runtimes].filter(([name]) => named.has(name))), services };
+}
 function parseKubernetesManifest(path, text2, options2 = {}) {
   const source = new SourceText(path, text2);
   const sink = new FactSink();
@@ -45392,7 +45422,7 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
   const docs = (0, import_yaml5.parseAllDocuments)(withoutDefinitions(text2), { uniqueKeys: false, prettyErrors: false, strict: false });
   const list = Array.isArray(docs) ? docs : [docs];
   const claims = gpuClaims(list, text2);
-  const runtimes = runtimesServing(list, text2);
+  const runtimes = runtimesServing(list, text2, path, options2.serving);
   const images = options2.images ?? {};
   for (const [i, doc] of list.entries()) {
     const [start, , end] = doc.range ?? [0, 0, text2.length];
@@ -45405,7 +45435,7 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
     }
     const before = sink.containers.length;
     const servedFor = runtimes.served.get(i);
-    const only = servedFor?.services.length === 1 ? list[servedFor.services[0]] : void 0;
+    const only = servedFor?.services.length === 1 && !servedFor.elsewhere ? list[servedFor.services[0]] : void 0;
     const serving = servedFor && {
       label: servedFor.label,
       placement: only && new Reader(only, source, sink, images).predictorPlacement(only.contents)
@@ -45428,7 +45458,15 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
           true
         );
       else if (body.includes("{{")) templateNotChecked(sink, body, start, text2);
-      else notChecked(sink, body, start, `it asks for NVIDIA GPUs, but ${whereTheImageIs(body)}`, text2, true);
+      else
+        notChecked(
+          sink,
+          body,
+          start,
+          `it asks for NVIDIA GPUs, but ${whereTheImageIs(body, path, options2.serving)}`,
+          text2,
+          true
+        );
     } else if (placeholders.length > 0)
       notChecked(
         sink,
@@ -45465,10 +45503,10 @@ function withoutDefinitions(text2) {
 var METADATA_NAME = /^metadata:[ \t]*\r?\n(?:[ \t]+.*\r?\n)*?[ \t]+name:[ \t]*["']?([\w.-]+)/m;
 var RUNTIME_NAME = /^[ \t]+runtime[ \t]*:[ \t]*["']?([\w.-]+)/m;
 var DEFINITION = /^kind[ \t]*:[ \t]*["']?CustomResourceDefinition["']?[ \t]*(?:#.*)?\r?$/m;
-function runtimesServing(docs, text2) {
+function runtimesServing(docs, text2, path, index) {
   const served = /* @__PURE__ */ new Map();
   const resolved = /* @__PURE__ */ new Set();
-  if (!text2.includes("ServingRuntime")) return { served, resolved };
+  if (!text2.includes("ServingRuntime") && !text2.includes("InferenceService")) return { served, resolved };
   const byName = /* @__PURE__ */ new Map();
   const bodies = docs.map((doc) => doc.range ? text2.slice(doc.range[0], doc.range[2]) : "");
   for (const [i, body] of bodies.entries()) {
@@ -45480,13 +45518,33 @@ function runtimesServing(docs, text2) {
   for (const [i, body] of bodies.entries()) {
     if (KIND_LINE.exec(body)?.[1] !== "InferenceService" || !asksForGpus(body)) continue;
     const runtime = RUNTIME_NAME.exec(body)?.[1];
-    const at = runtime === void 0 ? void 0 : byName.get(runtime);
-    if (at === void 0 || docs[at].errors.length > 0) continue;
+    if (runtime === void 0) continue;
     const service = METADATA_NAME.exec(body)?.[1];
-    const entry = served.get(at);
     const label = `InferenceService/${service ?? "(unnamed)"}`;
-    served.set(at, { label: entry ? `${entry.label}, ${label}` : label, services: [...entry?.services ?? [], i] });
+    const at = byName.get(runtime);
+    if (at === void 0) {
+      if (index?.services[runtime]?.some((entry2) => entry2.path === path && entry2.label === label)) resolved.add(i);
+      continue;
+    }
+    if (docs[at].errors.length > 0) continue;
+    const entry = served.get(at);
+    served.set(at, {
+      label: entry ? `${entry.label}, ${label}` : label,
+      services: [...entry?.services ?? [], i],
+      elsewhere: false
+    });
     resolved.add(i);
+  }
+  for (const [name, at] of byName) {
+    const others = index?.services[name]?.filter((entry2) => entry2.path !== path) ?? [];
+    if (others.length === 0 || docs[at].errors.length > 0) continue;
+    const entry = served.get(at);
+    const labels = others.map((other) => `${other.label} in ${other.path}`).join(", ");
+    served.set(at, {
+      label: entry ? `${entry.label}, ${labels}` : labels,
+      services: entry?.services ?? [],
+      elsewhere: true
+    });
   }
   return { served, resolved };
 }
@@ -45567,10 +45625,13 @@ function moveBy(root, offset) {
   }
 }
 var KIND_LINE = /^kind:[ \t]*["']?([\w.-]+)/m;
-function whereTheImageIs(body) {
+function whereTheImageIs(body, path, index) {
   const kind = KIND_LINE.exec(body)?.[1];
   if (kind === "InferenceService") {
     const runtime = RUNTIME_NAME.exec(body)?.[1];
+    const elsewhere = runtime === void 0 ? [] : (index?.runtimes[runtime] ?? []).filter((other) => other !== path);
+    if (elsewhere.length > 0)
+      return `its image is that of the serving runtime its model names (runtime: ${runtime}), which ${elsewhere.join(", ")} defines, and its predictor's nodeSelector or affinity, which decide where that runtime's containers run, are not carried to another file`;
     return `its image is that of the serving runtime its model ${runtime ? `names (runtime: ${runtime}, a ServingRuntime or ClusterServingRuntime)` : "format selects (a ServingRuntime or ClusterServingRuntime whose supportedModelFormats lists it)"}, not in this document`;
   }
   if (kind === "LLMInferenceService")
@@ -57659,6 +57720,28 @@ function affectedIndices(files, changed, removed = /* @__PURE__ */ new Set()) {
   const components3 = groupBy(positions(files.length), (i) => seeds.has(sets.find(i)) ? sets.find(i) : void 0);
   return [...components3.values()].flat().sort((a, b) => a - b);
 }
+function servingOf(files, reader) {
+  return servingIndex(
+    (function* () {
+      for (const file2 of files) {
+        if (file2.kind !== "kubernetes") continue;
+        const source = reader.read(file2.path, file2.kind);
+        if (source) yield source;
+      }
+    })()
+  );
+}
+function servingPartners(index, path) {
+  if (!index) return [];
+  const out = /* @__PURE__ */ new Set();
+  for (const [runtime, services] of Object.entries(index.services)) {
+    const definers = index.runtimes[runtime] ?? [];
+    if (services.some((service) => service.path === path)) for (const other of definers) out.add(other);
+    if (definers.includes(path)) for (const service of services) out.add(service.path);
+  }
+  out.delete(path);
+  return [...out];
+}
 
 // src/plan/plan.ts
 var import_pep4407 = __toESM(require_pep440(), 1);
@@ -58490,7 +58573,7 @@ function gateRepository(files, reader, baseline, kb, options2 = {}) {
     groups.join(i, to);
   };
   const window = Math.max(1, options2.windowFiles ?? 16);
-  const parse6 = { images: baseline.images };
+  const parse6 = { images: baseline.images, ...options2.serving ? { serving: options2.serving } : {} };
   const given = files.length;
   for (const { source, parsed, links } of readRepository(files, reader, options2.follow ?? true, parse6)) {
     const i = groups.add();
@@ -58890,8 +58973,10 @@ function diskReader(root, skipped, walked) {
 }
 function loadFiles(root, paths, followLinks = true, walked, parse6 = {}) {
   const skipped = [];
+  const list = listed2(paths, walked?.kinds);
+  const serving = parse6.serving ?? servingOf(list, diskReader(root, [], walked));
   const files = [
-    ...readRepository(listed2(paths, walked?.kinds), diskReader(root, skipped, walked), followLinks, parse6)
+    ...readRepository(list, diskReader(root, skipped, walked), followLinks, serving ? { ...parse6, serving } : parse6)
   ].map((file2) => file2.parsed);
   return { files, skipped };
 }
@@ -59439,7 +59524,8 @@ function checkTree(job) {
     ...policy ? { policy } : {},
     repository: job.repository,
     today: job.today,
-    ...job.images ? { images: job.images } : {}
+    ...job.images ? { images: job.images } : {},
+    ...job.serving ? { serving: job.serving } : {}
   };
   const skipped = [];
   const reader = diskReader(job.cwd, skipped, {
@@ -59453,7 +59539,12 @@ function checkTree(job) {
 function withVerifiedFixes(checked, baseline, kb, options2) {
   if (!checked.report.findings.some((finding) => finding.fix?.safety === "safe")) return checked;
   const linked = checked.linked ?? linkedWithin(
-    checked.sources.map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.images }))
+    checked.sources.map(
+      (source) => parseFile(source.path, source.text, source.kind, {
+        images: baseline.images,
+        ...options2.serving ? { serving: options2.serving } : {}
+      })
+    )
   );
   return { ...checked, report: verifyFixes(checked.report, linked, regateFiles(baseline, kb, options2)) };
 }
@@ -60088,7 +60179,11 @@ function credentialsFor(host, baseline, env) {
 // src/cli/lookup.ts
 var BUDGET_MS = 2e4;
 async function lookUpForCli(list, reader, baseline, kb, options2) {
-  const files = list.filter((entry) => entry.kind === "dockerfile" || entry.kind === "kubernetes").map((entry) => reader.read(entry.path, entry.kind)).filter((source) => source !== void 0).map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.images }));
+  const sources = list.filter((entry) => entry.kind === "dockerfile" || entry.kind === "kubernetes").map((entry) => reader.read(entry.path, entry.kind)).filter((source) => source !== void 0);
+  const serving = servingIndex(sources.filter((source) => source.kind === "kubernetes"));
+  const files = sources.map(
+    (source) => parseFile(source.path, source.text, source.kind, { images: baseline.images, ...serving ? { serving } : {} })
+  );
   const refs2 = imagesToLookUp(files, (image) => snapshotKnows(image, kb));
   if (refs2.length === 0)
     return { images: {}, summary: "no image needed a lookup (the knowledge snapshot knows them all)" };
@@ -60365,11 +60460,13 @@ function collect2(io, paths, baseline) {
     missing: selected.missing
   };
 }
-function checkChanges(files, reader, changes, { baseline, kb, gateOptions: options2 }) {
-  const parse6 = { images: baseline.images };
+function checkChanges(files, reader, changes, { baseline, kb, gateOptions: options2 }, serving) {
+  const parse6 = { images: baseline.images, ...serving ? { serving } : {} };
   const outlines = [];
   for (const { parsed } of readRepository(files, reader, true, parse6)) outlines.push(outlineOf(parsed));
-  const sources = affectedIndices(outlines, new Set(changes.changed), new Set(changes.removed)).flatMap((i) => {
+  const changed = new Set(changes.changed);
+  for (const path of changes.changed) for (const partner of servingPartners(serving, path)) changed.add(partner);
+  const sources = affectedIndices(outlines, changed, new Set(changes.removed)).flatMap((i) => {
     const source = reader.read(outlines[i].path, outlines[i].kind);
     return source ? [source] : [];
   });
@@ -60587,15 +60684,18 @@ function checkChosen(io, flags, chosen, engine) {
   const { baseline, kb, gateOptions, policy } = engine;
   let skipped = [];
   const line = progressLine(io, flags);
+  const servingIn = (list) => servingOf(list, diskReader(io.cwd, [], selected));
   const run = (list) => {
     const reader = diskReader(io.cwd, skipped, selected);
-    const checked2 = changes ? checkChanges(list, reader, changes, engine) : gateRepository(list, reader, baseline, kb, { ...gateOptions, ...line ? { progress: line.show } : {} });
+    const serving = servingIn(list);
+    const withServing = serving ? { ...gateOptions, serving } : gateOptions;
+    const checked2 = changes ? checkChanges(list, reader, changes, engine, serving) : gateRepository(list, reader, baseline, kb, { ...withServing, ...line ? { progress: line.show } : {} });
     line?.clear();
     return withVerifiedFixes(
       checked2,
       baseline,
       kb,
-      changes ? { ...gateOptions, removed: changes.removed } : gateOptions
+      changes ? { ...withServing, removed: changes.removed } : withServing
     );
   };
   const linked = selected.paths.some((path) => !selected.plain.has(path));
@@ -60610,7 +60710,8 @@ function checkChosen(io, flags, chosen, engine) {
         repository: gateOptions.repository,
         today: gateOptions.today,
         walked: { paths: selected.paths, plain: [...selected.plain], listing: listingData(selected.listing) },
-        ...gateOptions.images ? { images: gateOptions.images } : {}
+        ...gateOptions.images ? { images: gateOptions.images } : {},
+        .../* @__PURE__ */ ((serving) => serving ? { serving } : {})(servingIn(files))
       });
       line?.clear();
       skipped.push(...parallel.skipped);

@@ -10,6 +10,7 @@ import type { FileKind, ParsedFile } from './parsers/facts.js';
 import { formatByName, isLockKind } from './parsers/formats.js';
 import { isExplicitSpec } from './parsers/conda/parse.js';
 import { classifyPath, lockCompanions, parseFile, sniffKind, type ParseOptions } from './parsers/index.js';
+import { servingIndex, type ServingIndex } from './parsers/kubernetes/parse.js';
 
 /** The longest file checked: 1 MiB, as GitHub's web editor and most tools treat larger text as generated. */
 export const MAX_FILE_BYTES = 1024 * 1024;
@@ -218,4 +219,36 @@ export function affectedIndices(
   });
   const components = groupBy(positions(files.length), (i) => (seeds.has(sets.find(i)) ? sets.find(i) : undefined));
   return [...components.values()].flat().sort((a, b) => a - b);
+}
+
+/**
+ * The serving index of the manifests among `files` (src/parsers/kubernetes/parse.ts): KServe runtimes that GPU
+ * InferenceServices of other files name. Each manifest is read once for it, and its text not kept.
+ */
+export function servingOf(files: readonly Listed[], reader: RepositoryReader): ServingIndex | undefined {
+  return servingIndex(
+    (function* () {
+      for (const file of files) {
+        if (file.kind !== 'kubernetes') continue;
+        const source = reader.read(file.path, file.kind);
+        if (source) yield source;
+      }
+    })(),
+  );
+}
+
+/**
+ * The files a serving index pairs with `path`: the runtimes its services name, or the services that name its
+ * runtimes. A check of some files checks their partners with them, as it does the files their includes join.
+ */
+export function servingPartners(index: ServingIndex | undefined, path: string): string[] {
+  if (!index) return [];
+  const out = new Set<string>();
+  for (const [runtime, services] of Object.entries(index.services)) {
+    const definers = index.runtimes[runtime] ?? [];
+    if (services.some((service) => service.path === path)) for (const other of definers) out.add(other);
+    if (definers.includes(path)) for (const service of services) out.add(service.path);
+  }
+  out.delete(path);
+  return [...out];
 }

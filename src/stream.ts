@@ -10,6 +10,7 @@ import type { KnowledgeBase } from './knowledge/index.js';
 import { parseFile, type ParseOptions } from './parsers/index.js';
 import { readRepository, type Listed, type ReadFile, type RepositoryReader, type SourceFile } from './reader.js';
 import type { LinkedFiles } from './verify.js';
+import type { ServingIndex } from './parsers/kubernetes/parse.js';
 
 export interface RepositoryOptions extends GateOptions {
   /** Files read between two checks of the groups that are complete (default 16; docs/performance.md says why). */
@@ -18,6 +19,8 @@ export interface RepositoryOptions extends GateOptions {
   readonly follow?: boolean;
   /** Told after each file read: how many so far, of how many given (the CLI's progress line on a terminal). */
   readonly progress?: (done: number, given: number) => void;
+  /** The repository's serving index (servingOf in reader.ts), which every manifest is parsed with. */
+  readonly serving?: ServingIndex;
 }
 
 export interface RepositoryCheck {
@@ -77,7 +80,7 @@ export function gateRepository(
   };
 
   const window = Math.max(1, options.windowFiles ?? 16);
-  const parse = { images: baseline.images };
+  const parse = { images: baseline.images, ...(options.serving ? { serving: options.serving } : {}) };
   const given = files.length;
   for (const { source, parsed, links } of readRepository(files, reader, options.follow ?? true, parse)) {
     const i = groups.add();

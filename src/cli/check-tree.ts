@@ -11,7 +11,8 @@ import type { ImageLookups } from '../images/lookup.js';
 import { defaultKnowledgeBase, type KnowledgeBase } from '../knowledge/index.js';
 import { parseFile } from '../parsers/index.js';
 import type { Listed, SourceFile } from '../reader.js';
-import { gateRepository, type RepositoryCheck } from '../stream.js';
+import { gateRepository, type RepositoryCheck, type RepositoryOptions } from '../stream.js';
+import type { ServingIndex } from '../parsers/kubernetes/parse.js';
 import { linkedWithin, verifyFixes } from '../verify.js';
 import { RULE_IDS } from '../../rules/ids.js';
 import { diskReader, listingFrom, type listingData, type Skipped } from './discover.js';
@@ -32,6 +33,8 @@ export interface TreeJob {
   };
   /** What --online read of the images from their registries. */
   readonly images?: ImageLookups;
+  /** The whole tree's serving index (the parts of a tree share it: a runtime and its services may be in two). */
+  readonly serving?: ServingIndex;
 }
 
 export interface TreeResult {
@@ -46,11 +49,12 @@ export function checkTree(job: TreeJob): TreeResult {
   const policy = job.baseline ? loadBaseline(job.baseline.name, job.baseline.text, RULE_IDS) : undefined;
   const baseline = policy?.baseline ?? EMPTY_BASELINE;
   const kb = defaultKnowledgeBase();
-  const options: GateOptions = {
+  const options: RepositoryOptions = {
     ...(policy ? { policy } : {}),
     repository: job.repository,
     today: job.today,
     ...(job.images ? { images: job.images } : {}),
+    ...(job.serving ? { serving: job.serving } : {}),
   };
   const skipped: Skipped[] = [];
   const reader = diskReader(job.cwd, skipped, {
@@ -67,14 +71,19 @@ export function withVerifiedFixes(
   checked: RepositoryCheck,
   baseline: Baseline,
   kb: KnowledgeBase,
-  options: GateOptions,
+  options: GateOptions & Pick<RepositoryOptions, 'serving'>,
 ): RepositoryCheck {
   if (!checked.report.findings.some((finding) => finding.fix?.safety === 'safe')) return checked;
   // Only the groups of linked files that a fix touches are parsed again.
   const linked =
     checked.linked ??
     linkedWithin(
-      checked.sources.map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.images })),
+      checked.sources.map((source) =>
+        parseFile(source.path, source.text, source.kind, {
+          images: baseline.images,
+          ...(options.serving ? { serving: options.serving } : {}),
+        }),
+      ),
     );
   return { ...checked, report: verifyFixes(checked.report, linked, regateFiles(baseline, kb, options)) };
 }

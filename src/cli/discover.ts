@@ -16,7 +16,15 @@ import { join, relative, resolve, sep } from 'node:path';
 import { dirname } from '../analysis/paths.js';
 import type { FileKind, ParsedFile } from '../parsers/facts.js';
 import { classifyPath, kindByContent, yamlByContent, type ParseOptions } from '../parsers/index.js';
-import { listed, maxBytes, MAX_MANIFEST_BYTES, readRepository, sourceOf, type RepositoryReader } from '../reader.js';
+import {
+  listed,
+  maxBytes,
+  MAX_MANIFEST_BYTES,
+  readRepository,
+  servingOf,
+  sourceOf,
+  type RepositoryReader,
+} from '../reader.js';
 import { utf16Text } from '../util/utf16.js';
 
 const SKIP_DIRS = new Set([
@@ -419,8 +427,10 @@ export function loadFiles(
 ): Loaded {
   const skipped: Skipped[] = [];
   // The walk knows the kinds a YAML file's content decided (a manifest, an environment in an envs/ folder).
+  const list = listed(paths, walked?.kinds);
+  const serving = parse.serving ?? servingOf(list, diskReader(root, [], walked));
   const files = [
-    ...readRepository(listed(paths, walked?.kinds), diskReader(root, skipped, walked), followLinks, parse),
+    ...readRepository(list, diskReader(root, skipped, walked), followLinks, serving ? { ...parse, serving } : parse),
   ].map((file) => file.parsed);
   return { files, skipped };
 }

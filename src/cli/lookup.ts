@@ -8,6 +8,7 @@ import { cacheFolder, FileCache, MemoryCache, TieredCache } from '../images/cach
 import type { ImageLookups } from '../images/lookup.js';
 import { fleetPlatform, imagesToLookUp, lookUpImages } from '../images/resolve.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
+import { servingIndex } from '../parsers/kubernetes/parse.js';
 import { parseFile } from '../parsers/index.js';
 import type { Listed, RepositoryReader } from '../reader.js';
 
@@ -32,11 +33,15 @@ export async function lookUpForCli(
     readonly fetch?: typeof globalThis.fetch;
   },
 ): Promise<CliLookup> {
-  const files = list
+  const sources = list
     .filter((entry) => entry.kind === 'dockerfile' || entry.kind === 'kubernetes')
     .map((entry) => reader.read(entry.path, entry.kind))
-    .filter((source) => source !== undefined)
-    .map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.images }));
+    .filter((source) => source !== undefined);
+  // A KServe runtime's image runs on the GPUs of the services of other files that name it: it is looked up too.
+  const serving = servingIndex(sources.filter((source) => source.kind === 'kubernetes'));
+  const files = sources.map((source) =>
+    parseFile(source.path, source.text, source.kind, { images: baseline.images, ...(serving ? { serving } : {}) }),
+  );
   const refs = imagesToLookUp(files, (image) => snapshotKnows(image, kb));
   if (refs.length === 0)
     return { images: {}, summary: 'no image needed a lookup (the knowledge snapshot knows them all)' };

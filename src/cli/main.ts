@@ -21,6 +21,8 @@ import {
   maxBytes,
   outlineOf,
   readRepository,
+  servingOf,
+  servingPartners,
   sourceOf,
   UNKNOWN_KIND,
   type FileOutline,
@@ -29,6 +31,7 @@ import {
   type SourceFile,
 } from '../reader.js';
 import type { FileKind } from '../parsers/facts.js';
+import type { ServingIndex } from '../parsers/kubernetes/parse.js';
 import { FILE_KIND_NAMES, isFileKind } from '../parsers/formats.js';
 import { gateRepository, type RepositoryCheck } from '../stream.js';
 import { gate, type GateOptions } from '../gate.js';
@@ -435,14 +438,19 @@ function checkChanges(
   reader: RepositoryReader,
   changes: Changes,
   { baseline, kb, gateOptions: options }: Engine,
+  serving: ServingIndex | undefined,
 ): RepositoryCheck {
   // Every file is read to find those that include a changed one, but only its outline is kept: the checkout is never
   // held parsed at once (a monorepo of hundreds of thousands of files ran out of memory). The files the change
   // reaches are read and parsed again.
-  const parse = { images: baseline.images };
+  const parse = { images: baseline.images, ...(serving ? { serving } : {}) };
   const outlines: FileOutline[] = [];
   for (const { parsed } of readRepository(files, reader, true, parse)) outlines.push(outlineOf(parsed));
-  const sources = affectedIndices(outlines, new Set(changes.changed), new Set(changes.removed)).flatMap((i) => {
+  // A changed InferenceService is checked with the runtime another file defines for it, and a changed runtime with
+  // the services that name it: each is judged in the other's light.
+  const changed = new Set(changes.changed);
+  for (const path of changes.changed) for (const partner of servingPartners(serving, path)) changed.add(partner);
+  const sources = affectedIndices(outlines, changed, new Set(changes.removed)).flatMap((i) => {
     const source = reader.read(outlines[i]!.path, outlines[i]!.kind);
     return source ? [source] : [];
   });
@@ -765,17 +773,21 @@ function checkChosen(
   const { baseline, kb, gateOptions, policy } = engine;
   let skipped: Skipped[] = [];
   const line = progressLine(io, flags);
+  // KServe runtimes that InferenceServices of other files name: every manifest is read once more for it.
+  const servingIn = (list: readonly Listed[]) => servingOf(list, diskReader(io.cwd, [], selected));
   const run = (list: readonly Listed[]): RepositoryCheck => {
     const reader = diskReader(io.cwd, skipped, selected);
+    const serving = servingIn(list);
+    const withServing = serving ? { ...gateOptions, serving } : gateOptions;
     const checked = changes
-      ? checkChanges(list, reader, changes, engine)
-      : gateRepository(list, reader, baseline, kb, { ...gateOptions, ...(line ? { progress: line.show } : {}) });
+      ? checkChanges(list, reader, changes, engine, serving)
+      : gateRepository(list, reader, baseline, kb, { ...withServing, ...(line ? { progress: line.show } : {}) });
     line?.clear();
     return withVerifiedFixes(
       checked,
       baseline,
       kb,
-      changes ? { ...gateOptions, removed: changes.removed } : gateOptions,
+      changes ? { ...withServing, removed: changes.removed } : withServing,
     );
   };
   const linked = selected.paths.some((path) => !selected.plain.has(path));
@@ -791,6 +803,7 @@ function checkChosen(
         today: gateOptions.today,
         walked: { paths: selected.paths, plain: [...selected.plain], listing: listingData(selected.listing) },
         ...(gateOptions.images ? { images: gateOptions.images } : {}),
+        ...((serving) => (serving ? { serving } : {}))(servingIn(files)),
       });
       line?.clear();
       skipped.push(...parallel.skipped);

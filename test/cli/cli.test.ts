@@ -368,3 +368,20 @@ describe('never reading outside the repository', () => {
     expect(JSON.parse(out).filesChecked).toBe(1);
   });
 });
+
+describe('cuda-gatekeeper check of some files', () => {
+  it('checks a KServe InferenceService with the runtime another file defines, and the runtime with its services', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cgk-cli-'));
+    cpSync(join(ROOT, 'fixtures', 'rules', 'image-unknown', 'kserve-runtime-in-other-file'), dir, { recursive: true });
+    for (const named of [
+      'kserve/nim-models/llama3-8b-instruct_1xgpu_1.0.0.yaml',
+      'kserve/runtimes/llama3-8b-instruct-1.0.0.yaml',
+    ]) {
+      const { out } = cli(dir, 'check', named, '--baseline', 'none');
+      expect(out, named).toMatch(
+        /^kserve\/runtimes\/llama3-8b-instruct-1\.0\.0\.yaml:25:12: warning: ClusterServingRuntime\/nvidia-nim-llama3-8b-instruct-1\.0\.0 \(for InferenceService\/llama3-8b-instruct-1xgpu in kserve\/nim-models\/llama3-8b-instruct_1xgpu_1\.0\.0\.yaml\) .*\[image-unknown\]$/m,
+      );
+      expect(out, named).not.toContain('[parse-error]');
+    }
+  });
+});

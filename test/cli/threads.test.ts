@@ -45,6 +45,10 @@ function tree(): string {
     `,
   );
   write('zzz/other/requirements.txt', '-r ../../aaa/requirements.txt\n');
+  // A KServe InferenceService at the start of the tree whose runtime is defined at its end (NVIDIA/nim-deploy's).
+  const kserve = join(ROOT, 'fixtures', 'rules', 'image-unknown', 'kserve-runtime-in-other-file', 'kserve');
+  cpSync(join(kserve, 'nim-models'), join(dir, 'aaa', 'nim-models'), { recursive: true });
+  cpSync(join(kserve, 'runtimes'), join(dir, 'zzz', 'runtimes'), { recursive: true });
   write('zzz/big.bin', 'x\0y');
   return dir;
 }
@@ -76,6 +80,9 @@ describe('check on worker threads', () => {
   it('the crossing include is judged as one thread judges it', { timeout: 120_000 }, () => {
     const out = check(dir, 2, '.').out;
     expect(out).toMatch(/^zzz\/shared\/requirements\.txt:2:\d+: error: .*CUDA 11\.8.*12\.1/m);
+    // A KServe runtime at the end of the tree is judged for the service at its start, in whichever part each is.
+    expect(out).toMatch(/^zzz\/runtimes\/.*\(for InferenceService\/llama3-8b-instruct-1xgpu in aaa\/nim-models\//m);
+    expect(out).not.toMatch(/^aaa\/nim-models\/.*is not checked/m);
     expect(out).toEqual(check(dir, 1, '.').out);
   });
 

@@ -22,7 +22,9 @@ import {
   yamlByContent,
 } from '../../src/parsers/index.js';
 import type { Placement } from '../../src/parsers/facts.js';
+import { parseKubernetesManifest, servingIndex } from '../../src/parsers/kubernetes/parse.js';
 import { ROOT } from '../support/harness.js';
+import { servingPartners } from '../../src/reader.js';
 import { codeBlock } from '../support/code-block.js';
 
 const kb = defaultKnowledgeBase();
@@ -714,5 +716,72 @@ describe('the demo fleet repository', () => {
     );
     const { out } = cli(dir, 'check');
     expect(out).not.toContain('k8s/train.yaml');
+  });
+});
+
+describe("KServe runtimes in another file (the repository's serving index)", () => {
+  const service = (name: string, runtime: string, placed = false) => codeBlock`
+    apiVersion: serving.kserve.io/v1beta1
+    kind: InferenceService
+    metadata:
+      name: ${name}
+    spec:
+      predictor:${placed ? '\n        nodeSelector:\n          nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB' : ''}
+        model:
+          modelFormat:
+            name: nim
+          resources:
+            limits:
+              nvidia.com/gpu: "1"
+          runtime: ${runtime}
+  `;
+  const runtime = codeBlock`
+    apiVersion: serving.kserve.io/v1alpha1
+    kind: ClusterServingRuntime
+    metadata:
+      name: nim-runtime
+    spec:
+      containers:
+      - name: kserve-container
+        image: nvcr.io/nim/meta/llama3-8b-instruct:1.0.0
+        resources:
+          limits:
+            cpu: "12"
+  `;
+  const files = [
+    { path: 'models/a.yaml', text: service('a', 'nim-runtime') },
+    { path: 'models/placed.yaml', text: service('placed', 'nim-runtime', true) },
+    { path: 'models/other.yaml', text: service('other', 'missing-runtime') },
+    { path: 'runtimes/nim.yaml', text: runtime },
+  ];
+
+  it('pairs the services that do not place their predictor with the runtime another file defines', () => {
+    const index = servingIndex(files)!;
+    expect(index).toEqual({
+      runtimes: { 'nim-runtime': ['runtimes/nim.yaml'] },
+      services: { 'nim-runtime': [{ path: 'models/a.yaml', label: 'InferenceService/a' }] },
+    });
+    expect(servingPartners(index, 'models/a.yaml')).toEqual(['runtimes/nim.yaml']);
+    expect(servingPartners(index, 'runtimes/nim.yaml')).toEqual(['models/a.yaml']);
+    expect(servingPartners(index, 'models/other.yaml')).toEqual([]);
+    expect(servingIndex([files[2]!, files[3]!])).toBeUndefined();
+  });
+
+  it("judges the runtime's containers on the service's GPUs, and the paired service through them", () => {
+    const index = servingIndex(files)!;
+    const parsed = (at: number) => parseKubernetesManifest(files[at]!.path, files[at]!.text, { serving: index });
+    const container = parsed(3).containers[0]!;
+    expect([container.gpu, container.workload]).toEqual([
+      true,
+      'ClusterServingRuntime/nim-runtime (for InferenceService/a in models/a.yaml)',
+    ]);
+    expect(parsed(0).unresolved).toEqual([]);
+    // Its placement is not carried to another file: the placed service fails closed, and says where its runtime is.
+    expect(parsed(1).unresolved.map((entry) => entry.reason)).toEqual([
+      expect.stringContaining('which runtimes/nim.yaml defines, and its predictor'),
+    ]);
+    // Without the index, as before: the runtime asks for no GPU, and the service is not checked.
+    expect(parseKubernetesManifest(files[3]!.path, files[3]!.text).containers[0]!.gpu).toBe(false);
+    expect(parseKubernetesManifest(files[0]!.path, files[0]!.text).unresolved).toHaveLength(1);
   });
 });

@@ -57,6 +57,62 @@ export const DOCKERFILE_ANNOTATION = 'cuda-gatekeeper.io/dockerfile';
 export interface ManifestOptions {
   /** Image name (imageName: registry/repository, lower case, no tag) → Dockerfile path from the repository root. */
   readonly images?: Readonly<Record<string, string>>;
+  /** The serving runtimes of a repository's other files that its GPU InferenceServices name (servingIndex). */
+  readonly serving?: ServingIndex;
+}
+
+/**
+ * KServe serving runtimes that GPU InferenceServices of other files name, found across a repository's manifests
+ * (plain data: it crosses to worker threads). `runtimes`: the files that define a ServingRuntime or
+ * ClusterServingRuntime of each name such a service names; `services`: by runtime name, the services of other files
+ * that name it and are paired with it. Only a
+ * service whose predictor says nothing of where it runs (no nodeSelector, no affinity) is paired with a runtime in
+ * another file: the runtime's containers then run where its own spec says, which is where the service runs. A service
+ * that places its predictor stays not checked unless its runtime is in its own file (its placement is carried only
+ * within a file).
+ */
+export interface ServingIndex {
+  readonly runtimes: Readonly<Record<string, readonly string[]>>;
+  readonly services: Readonly<Record<string, readonly { readonly path: string; readonly label: string }[]>>;
+}
+
+/** A predictor that says where it runs. */
+const PLACED = /^[ \t]+(?:nodeSelector|affinity)[ \t]*:/m;
+
+/**
+ * The serving index of a repository's manifests (see ServingIndex), read from their text alone (no YAML is parsed);
+ * undefined when no GPU InferenceService names a runtime that only another file defines.
+ */
+export function servingIndex(
+  files: Iterable<{ readonly path: string; readonly text: string }>,
+): ServingIndex | undefined {
+  const runtimes = new Map<string, string[]>();
+  const asked: { path: string; runtime: string; label: string; placed: boolean }[] = [];
+  for (const { path, text } of files) {
+    if (!text.includes('ServingRuntime') && !text.includes('InferenceService')) continue;
+    const own = new Set<string>();
+    const wanted: { runtime: string; label: string; placed: boolean }[] = [];
+    for (const body of text.split(/^(?:---|\.\.\.)(?=[ \t\r\n]|$)/m)) {
+      const kind = KIND_LINE.exec(body)?.[1];
+      const name = METADATA_NAME.exec(body)?.[1];
+      if ((kind === 'ServingRuntime' || kind === 'ClusterServingRuntime') && name) own.add(name);
+      if (kind !== 'InferenceService' || !asksForGpus(body)) continue;
+      const runtime = RUNTIME_NAME.exec(body)?.[1];
+      if (runtime)
+        wanted.push({ runtime, label: `InferenceService/${name ?? '(unnamed)'}`, placed: PLACED.test(body) });
+    }
+    for (const name of own) runtimes.set(name, [...(runtimes.get(name) ?? []), path]);
+    for (const service of wanted) if (!own.has(service.runtime)) asked.push({ path, ...service });
+  }
+  const services: Record<string, { path: string; label: string }[]> = {};
+  const named = new Set<string>();
+  for (const { path, runtime, label, placed } of asked) {
+    if (!runtimes.get(runtime)?.some((other) => other !== path)) continue;
+    named.add(runtime);
+    if (!placed) (services[runtime] ??= []).push({ path, label });
+  }
+  if (named.size === 0) return undefined;
+  return { runtimes: Object.fromEntries([...runtimes].filter(([name]) => named.has(name))), services };
 }
 
 export function parseKubernetesManifest(path: string, text: string, options: ManifestOptions = {}): ParsedFile {
@@ -66,7 +122,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
   const docs = parseAllDocuments(withoutDefinitions(text), { uniqueKeys: false, prettyErrors: false, strict: false });
   const list = Array.isArray(docs) ? docs : [docs];
   const claims = gpuClaims(list, text);
-  const runtimes = runtimesServing(list, text);
+  const runtimes = runtimesServing(list, text, path, options.serving);
   const images = options.images ?? {};
   for (const [i, doc] of list.entries()) {
     const [start, , end] = doc.range ?? [0, 0, text.length];
@@ -85,7 +141,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
     // A serving runtime that GPU InferenceServices of this file name runs its containers on their GPUs, scheduled
     // where the service's predictor is when one service names it (else wherever its own spec says).
     const servedFor = runtimes.served.get(i);
-    const only = servedFor?.services.length === 1 ? list[servedFor.services[0]!] : undefined;
+    const only = servedFor?.services.length === 1 && !servedFor.elsewhere ? list[servedFor.services[0]!] : undefined;
     const serving = servedFor && {
       label: servedFor.label,
       placement: only && new Reader(only as Document, source, sink, images).predictorPlacement(only.contents as Node),
@@ -113,7 +169,15 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
           true,
         );
       else if (body.includes('{{')) templateNotChecked(sink, body, start, text);
-      else notChecked(sink, body, start, `it asks for NVIDIA GPUs, but ${whereTheImageIs(body)}`, text, true);
+      else
+        notChecked(
+          sink,
+          body,
+          start,
+          `it asks for NVIDIA GPUs, but ${whereTheImageIs(body, path, options.serving)}`,
+          text,
+          true,
+        );
     } else if (placeholders.length > 0)
       notChecked(
         sink,
@@ -165,18 +229,25 @@ const RUNTIME_NAME = /^[ \t]+runtime[ \t]*:[ \t]*["']?([\w.-]+)/m;
 const DEFINITION = /^kind[ \t]*:[ \t]*["']?CustomResourceDefinition["']?[ \t]*(?:#.*)?\r?$/m;
 
 /**
- * KServe InferenceServices of a file that ask for GPUs and name a serving runtime the same file defines
- * (`spec.predictor.model.runtime`, a ServingRuntime or ClusterServingRuntime by `metadata.name`): the runtime's
- * containers run on the service's GPUs (kserve.github.io/website/docs/concepts/resources/servingruntime/). `served`:
- * runtime document → the services it serves; `resolved`: the services whose runtime is read here.
+ * KServe InferenceServices that ask for GPUs and name a serving runtime (`spec.predictor.model.runtime`, a
+ * ServingRuntime or ClusterServingRuntime by `metadata.name`): the runtime's containers run on the service's GPUs
+ * (kserve.github.io/website/docs/concepts/resources/servingruntime/). A runtime this file defines, or one the
+ * repository's serving index pairs it with in another file. `served`: runtime document → the services of this file
+ * it serves, and whether services of other files name it too; `resolved`: the services whose runtime is read (here
+ * or in the other file).
  */
 function runtimesServing(
   docs: readonly { range?: readonly number[] | null; errors: readonly unknown[] }[],
   text: string,
-): { served: Map<number, { label: string; services: number[] }>; resolved: Set<number> } {
-  const served = new Map<number, { label: string; services: number[] }>();
+  path: string,
+  index: ServingIndex | undefined,
+): {
+  served: Map<number, { label: string; services: number[]; elsewhere: boolean }>;
+  resolved: Set<number>;
+} {
+  const served = new Map<number, { label: string; services: number[]; elsewhere: boolean }>();
   const resolved = new Set<number>();
-  if (!text.includes('ServingRuntime')) return { served, resolved };
+  if (!text.includes('ServingRuntime') && !text.includes('InferenceService')) return { served, resolved };
   const byName = new Map<string, number>();
   const bodies = docs.map((doc) => (doc.range ? text.slice(doc.range[0], doc.range[2]) : ''));
   for (const [i, body] of bodies.entries()) {
@@ -188,13 +259,35 @@ function runtimesServing(
   for (const [i, body] of bodies.entries()) {
     if (KIND_LINE.exec(body)?.[1] !== 'InferenceService' || !asksForGpus(body)) continue;
     const runtime = RUNTIME_NAME.exec(body)?.[1];
-    const at = runtime === undefined ? undefined : byName.get(runtime);
-    if (at === undefined || docs[at]!.errors.length > 0) continue;
+    if (runtime === undefined) continue;
     const service = METADATA_NAME.exec(body)?.[1];
-    const entry = served.get(at);
     const label = `InferenceService/${service ?? '(unnamed)'}`;
-    served.set(at, { label: entry ? `${entry.label}, ${label}` : label, services: [...(entry?.services ?? []), i] });
+    const at = byName.get(runtime);
+    if (at === undefined) {
+      // Defined in another file, which the index pairs this service with: judged there.
+      if (index?.services[runtime]?.some((entry) => entry.path === path && entry.label === label)) resolved.add(i);
+      continue;
+    }
+    if (docs[at]!.errors.length > 0) continue;
+    const entry = served.get(at);
+    served.set(at, {
+      label: entry ? `${entry.label}, ${label}` : label,
+      services: [...(entry?.services ?? []), i],
+      elsewhere: false,
+    });
     resolved.add(i);
+  }
+  // This file's runtimes that services of other files name.
+  for (const [name, at] of byName) {
+    const others = index?.services[name]?.filter((entry) => entry.path !== path) ?? [];
+    if (others.length === 0 || docs[at]!.errors.length > 0) continue;
+    const entry = served.get(at);
+    const labels = others.map((other) => `${other.label} in ${other.path}`).join(', ');
+    served.set(at, {
+      label: entry ? `${entry.label}, ${labels}` : labels,
+      services: entry?.services ?? [],
+      elsewhere: true,
+    });
   }
   return { served, resolved };
 }
@@ -311,10 +404,13 @@ function moveBy(root: Node | null | undefined, offset: number): void {
 const KIND_LINE = /^kind:[ \t]*["']?([\w.-]+)/m;
 
 /** Why a GPU document's image is not in it, as its kind has it (kinds.ts). */
-function whereTheImageIs(body: string): string {
+function whereTheImageIs(body: string, path: string, index: ServingIndex | undefined): string {
   const kind = KIND_LINE.exec(body)?.[1];
   if (kind === 'InferenceService') {
     const runtime = RUNTIME_NAME.exec(body)?.[1];
+    const elsewhere = runtime === undefined ? [] : (index?.runtimes[runtime] ?? []).filter((other) => other !== path);
+    if (elsewhere.length > 0)
+      return `its image is that of the serving runtime its model names (runtime: ${runtime}), which ${elsewhere.join(', ')} defines, and its predictor's nodeSelector or affinity, which decide where that runtime's containers run, are not carried to another file`;
     return `its image is that of the serving runtime its model ${runtime ? `names (runtime: ${runtime}, a ServingRuntime or ClusterServingRuntime)` : 'format selects (a ServingRuntime or ClusterServingRuntime whose supportedModelFormats lists it)'}, not in this document`;
   }
   // KServe's LLMInferenceService merges its template over the LLMInferenceServiceConfig presets it names (baseRefs)
