@@ -42953,7 +42953,7 @@ var PROJECT_INDEX = {
   uv: "uv add takes it from pyproject.toml's indexes",
   pipenv: "pipenv install takes it from the Pipfile's sources"
 };
-var ADD_VALUE_OPTIONS = /^(?:-G|--group|-g|--optional|-E|--extras?|-C|--directory|-P|--project|-p|--python|--source|--index|--default-index|-i|--index-url|--extra-index-url|--categories|--bounds|--tag|--branch|--rev|--marker|-L|--lockfile|--venv|--frozen-lockfile|--package|--script|-r|--requirements|--constraints?|-c)$/;
+var ADD_VALUE_OPTIONS = /^(?:-G|--group|-g|--optional|-E|--extras?|-C|--directory|-P|--project|-p|--python|--source|--index|--default-index|-i|--index-url|--extra-index-url|-f|--find-links|--categories|--bounds|--tag|--branch|--rev|--marker|-L|--lockfile|--venv|--frozen-lockfile|--package|--script|-r|--requirements|--constraints?|-c)$/;
 function recordProjectAdd(sink, program, words, stage) {
   const context = addRequirementsContext(sink, "pip", commandSpan(words), { stage });
   context.hiddenIndexes = PROJECT_INDEX[program];
@@ -49115,6 +49115,7 @@ var MARKER_KEYS = [
   "implementation_version"
 ];
 var PYPI = { url: "https://pypi.org/simple" };
+var NOT_CATEGORIES = /* @__PURE__ */ new Set(["source", "requires", "scripts", "pipenv"]);
 function parsePipfile(path, text2) {
   const source = new SourceText(path, text2);
   const sink = new FactSink();
@@ -49153,9 +49154,8 @@ function parsePipfile(path, text2) {
     contexts.set(key, context.id);
     return context.id;
   };
-  for (const category of ["packages", "dev-packages"]) {
-    const table = lookup(root, category);
-    if (table?.kind !== "table") continue;
+  for (const [category, table] of root.entries) {
+    if (NOT_CATEGORIES.has(category) || table.kind !== "table") continue;
     for (const [name, value] of table.entries) {
       const nameSpan = table.keySpans.get(name) ?? value.span;
       let spec2;
@@ -50830,8 +50830,10 @@ function resolveTorchBuild(pkg, indexes, kb, machine = "x86_64") {
     missing: fellBack ? { cuda: fellBack.cuda, tag: fellBack.tag, via: "extra-index-url", index: unserved } : void 0
   });
 }
+var PYTORCH_ROOT_INDEX = /^https?:\/\/download\.pytorch\.org\/whl(?:\/nightly)?\/?$/i;
 function servedVariant(url2) {
   if (/\/whl\/torch_stable\.html$/i.test(url2)) return "all";
+  if (PYTORCH_ROOT_INDEX.test(url2)) return "all";
   if (isCpuUrl(url2)) return { tag: "cpu" };
   const found2 = cudaFromUrl(url2);
   if (!found2 || found2.precision !== "minor") return void 0;
@@ -51702,23 +51704,28 @@ var TORCH_PAGES = [
   {
     project: "PyG",
     pattern: /^https?:\/\/(?:data\.pyg\.org|pytorch-geometric\.com)\/whl\/torch-(\d+\.\d+)\.\d+(?:%2B|\+)(?:cu\d+|cpu)\.html$/i,
+    // The install guide's command: `pip install pyg_lib torch_scatter torch_sparse torch_cluster torch_spline_conv -f
+    // https://data.pyg.org/whl/torch-${TORCH}+${CUDA}.html`.
+    packages: /* @__PURE__ */ new Set(["pyg-lib", "torch-scatter", "torch-sparse", "torch-cluster", "torch-spline-conv"]),
     source: PYG_DOCS
   },
   {
     project: "mmcv",
     pattern: /^https?:\/\/download\.openmmlab\.com\/mmcv\/dist\/(?:cu\d+|cpu)\/torch(\d+\.\d+)(?:\.\d+)?\/index\.html$/i,
+    packages: /* @__PURE__ */ new Set(["mmcv", "mmcv-full"]),
     source: "https://github.com/open-mmlab/mmcv/blob/a8073c74bf83d62ec36a103f835faa4837fb6585/docs/en/get_started/installation.md"
   },
   {
     project: "detectron2",
     pattern: /^https?:\/\/dl\.fbaipublicfiles\.com\/detectron2\/wheels\/(?:cu\d+|cpu)\/torch(\d+\.\d+)\/index\.html$/i,
+    packages: /* @__PURE__ */ new Set(["detectron2"]),
     source: "https://github.com/facebookresearch/detectron2/blob/640e061f^/INSTALL.md"
   }
 ];
 function torchPage(url2) {
   for (const page of TORCH_PAGES) {
     const torch = page.pattern.exec(url2)?.[1];
-    if (torch) return { project: page.project, torch, source: page.source };
+    if (torch) return { project: page.project, torch, packages: page.packages, source: page.source };
   }
   return void 0;
 }
@@ -52077,6 +52084,8 @@ var rule_default3 = defineRule({
           continue;
         for (const index of invocation.indexes) {
           if (seenIndexes.has(index) || index.kind === "conda-channel" || !isCpuUrl(index.url)) continue;
+          const page = index.kind === "find-links" ? torchPage(index.url) : void 0;
+          if (page && !installsFrom(unit, invocation, page.packages)) continue;
           seenIndexes.add(index);
           const claimFile = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
           let fix;
@@ -52104,6 +52113,10 @@ var rule_default3 = defineRule({
     }
   }
 });
+function installsFrom(unit, invocation, names) {
+  const contexts = new Set(invocation.members.map((member) => member.context));
+  return unit.packages.some(({ file: file2, pkg }) => names.has(pkg.name) && contexts.has(file2.contexts[pkg.context]));
+}
 
 // src/analysis/units.ts
 var import_pep4403 = __toESM(require_pep440(), 1);

@@ -2,6 +2,8 @@ import { claimCuda, indexSubject, type ClaimKind } from '../../src/analysis/clai
 import { isCpuUrl } from '../../src/analysis/cuda-labels.js';
 import { replaceWithin } from '../../src/analysis/edits.js';
 import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
+import { torchPage } from '../../src/analysis/torch-pages.js';
+import type { Invocation, Unit } from '../../src/analysis/units.js';
 import type { Fix } from '../../src/finding.js';
 import type { IndexFact, InstallContext, PackageFact } from '../../src/parsers/facts.js';
 import { formatOf } from '../../src/parsers/formats.js';
@@ -113,6 +115,9 @@ export default defineRule({
           continue;
         for (const index of invocation.indexes) {
           if (seenIndexes.has(index) || index.kind === 'conda-channel' || !isCpuUrl(index.url)) continue;
+          // A CPU page of PyG's (mmcv's, detectron2's) wheels serves only its own packages: none installed, none taken.
+          const page = index.kind === 'find-links' ? torchPage(index.url) : undefined;
+          if (page && !installsFrom(unit, invocation, page.packages)) continue;
           seenIndexes.add(index);
           const claimFile =
             invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
@@ -142,3 +147,9 @@ export default defineRule({
     }
   },
 });
+
+/** Whether an invocation of the unit installs one of `names`. */
+function installsFrom(unit: Unit, invocation: Invocation, names: ReadonlySet<string>): boolean {
+  const contexts = new Set(invocation.members.map((member) => member.context));
+  return unit.packages.some(({ file, pkg }) => names.has(pkg.name) && contexts.has(file.contexts[pkg.context]!));
+}

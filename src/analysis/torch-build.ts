@@ -159,11 +159,18 @@ export function resolveTorchBuild(
   });
 }
 
+/** PyTorch's root index, stable or nightly (`https://download.pytorch.org/whl/`). */
+const PYTORCH_ROOT_INDEX = /^https?:\/\/download\.pytorch\.org\/whl(?:\/nightly)?\/?$/i;
+
 /**
- * What a PyTorch index URL serves: one CUDA variant (`/whl/cu121`), CPU builds, or every variant (`torch_stable.html`).
+ * What a PyTorch index URL serves: one CUDA variant (`/whl/cu121`), CPU builds, or every variant (`torch_stable.html`,
+ * the root index).
  */
 export function servedVariant(url: string): { readonly tag: string; readonly cuda?: string } | 'all' | undefined {
   if (/\/whl\/torch_stable\.html$/i.test(url)) return 'all';
+  // The root index (and the nightly one): its project pages (download.pytorch.org/whl/torch/) list the wheels of
+  // every variant, which the per-variant indexes (/whl/cu121) split up.
+  if (PYTORCH_ROOT_INDEX.test(url)) return 'all';
   if (isCpuUrl(url)) return { tag: 'cpu' };
   const found = cudaFromUrl(url);
   if (!found || found.precision !== 'minor') return undefined;

@@ -10,30 +10,38 @@ export interface TorchPage {
   readonly project: 'PyG' | 'mmcv' | 'detectron2';
   /** The torch minor the page's wheels are built for. */
   readonly torch: string;
+  /** The packages the page holds (PEP 503 names): nothing else is installed from it. */
+  readonly packages: ReadonlySet<string>;
   readonly source: string;
 }
 
 const TORCH_PAGES: readonly {
   readonly project: TorchPage['project'];
   readonly pattern: RegExp;
+  readonly packages: ReadonlySet<string>;
   readonly source: string;
 }[] = [
   {
     project: 'PyG',
     pattern:
       /^https?:\/\/(?:data\.pyg\.org|pytorch-geometric\.com)\/whl\/torch-(\d+\.\d+)\.\d+(?:%2B|\+)(?:cu\d+|cpu)\.html$/i,
+    // The install guide's command: `pip install pyg_lib torch_scatter torch_sparse torch_cluster torch_spline_conv -f
+    // https://data.pyg.org/whl/torch-${TORCH}+${CUDA}.html`.
+    packages: new Set(['pyg-lib', 'torch-scatter', 'torch-sparse', 'torch-cluster', 'torch-spline-conv']),
     source: PYG_DOCS,
   },
   {
     project: 'mmcv',
     pattern:
       /^https?:\/\/download\.openmmlab\.com\/mmcv\/dist\/(?:cu\d+|cpu)\/torch(\d+\.\d+)(?:\.\d+)?\/index\.html$/i,
+    packages: new Set(['mmcv', 'mmcv-full']),
     source:
       'https://github.com/open-mmlab/mmcv/blob/a8073c74bf83d62ec36a103f835faa4837fb6585/docs/en/get_started/installation.md',
   },
   {
     project: 'detectron2',
     pattern: /^https?:\/\/dl\.fbaipublicfiles\.com\/detectron2\/wheels\/(?:cu\d+|cpu)\/torch(\d+\.\d+)\/index\.html$/i,
+    packages: new Set(['detectron2']),
     source: 'https://github.com/facebookresearch/detectron2/blob/640e061f^/INSTALL.md',
   },
 ];
@@ -42,7 +50,7 @@ const TORCH_PAGES: readonly {
 export function torchPage(url: string): TorchPage | undefined {
   for (const page of TORCH_PAGES) {
     const torch = page.pattern.exec(url)?.[1];
-    if (torch) return { project: page.project, torch, source: page.source };
+    if (torch) return { project: page.project, torch, packages: page.packages, source: page.source };
   }
   return undefined;
 }

@@ -450,7 +450,7 @@ const PROJECT_INDEX: Readonly<Record<string, string>> = {
 
 /** Options of the add commands that take a value, whose value is not a package. */
 const ADD_VALUE_OPTIONS =
-  /^(?:-G|--group|-g|--optional|-E|--extras?|-C|--directory|-P|--project|-p|--python|--source|--index|--default-index|-i|--index-url|--extra-index-url|--categories|--bounds|--tag|--branch|--rev|--marker|-L|--lockfile|--venv|--frozen-lockfile|--package|--script|-r|--requirements|--constraints?|-c)$/;
+  /^(?:-G|--group|-g|--optional|-E|--extras?|-C|--directory|-P|--project|-p|--python|--source|--index|--default-index|-i|--index-url|--extra-index-url|-f|--find-links|--categories|--bounds|--tag|--branch|--rev|--marker|-L|--lockfile|--venv|--frozen-lockfile|--package|--script|-r|--requirements|--constraints?|-c)$/;
 
 /**
  * `poetry add torch==2.1.0`, `pdm add`, `uv add`, `pipenv install torch`: each package named, as a requirement of a

@@ -515,5 +515,9 @@ describe("a project tool's run and add", () => {
       ['torch', "pipenv install takes it from the Pipfile's sources"],
     ]);
     expect(packagesOf('pdm add -G cuda cupy-cuda12x').map(([name]) => name)).toEqual(['cupy-cuda12x']);
+    // An option's value is no package (`-f` names a page of wheels, not a requirement).
+    expect(
+      packagesOf('uv add torch -f https://download.pytorch.org/whl/cu111/torch_stable.html').map(([name]) => name),
+    ).toEqual(['torch']);
   });
 });

@@ -15,8 +15,8 @@
  * Pipenv maps every package to one index: the one its `index` names, else the default source, the first
  * ("Index-restricted packages": "all unspecified packages are resolved using the default index source", Pipenv's
  * indexes page, pipenv.pypa.io/en/latest/indexes/). Each index is one install context whose `--index-url` it is.
- * `[packages]` and `[dev-packages]` are both read (`pipenv install --dev` installs the second): a CUDA build is
- * judged wherever it is declared. A `file` entry that is a wheel's URL installs that wheel (`name @ URL` to pip); git,
+ * `[packages]`, `[dev-packages]` and named categories (`[gpu]`) are all read (`pipenv install --dev` installs the
+ * second, `--categories gpu` the third): a CUDA build is judged wherever it is declared. A `file` entry that is a wheel's URL installs that wheel (`name @ URL` to pip); git,
  * path and other file entries are built, not taken from an index. Pipfile.lock is read on its own (pipfile-lock/).
  */
 import { FactSink, inContext, type IndexFact, type PackageFact, type ParsedFile } from '../facts.js';
@@ -45,6 +45,9 @@ const MARKER_KEYS = [
 ];
 
 const PYPI: Pick<IndexFact, 'url'> = { url: 'https://pypi.org/simple' };
+
+/** The Pipfile's tables that hold no packages: its sources, its Python, its scripts and Pipenv's settings. */
+const NOT_CATEGORIES: ReadonlySet<string> = new Set(['source', 'requires', 'scripts', 'pipenv']);
 
 export function parsePipfile(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
@@ -91,9 +94,10 @@ export function parsePipfile(path: string, text: string): ParsedFile {
     return context.id;
   };
 
-  for (const category of ['packages', 'dev-packages']) {
-    const table = lookup(root, category);
-    if (table?.kind !== 'table') continue;
+  // `[packages]`, `[dev-packages]` and the named categories (`[gpu]`, installed by `pipenv install --categories gpu`;
+  // pipenv.pypa.io/en/latest/pipfile/: every other table of the Pipfile is a category of its own).
+  for (const [category, table] of root.entries) {
+    if (NOT_CATEGORIES.has(category) || table.kind !== 'table') continue;
     for (const [name, value] of table.entries) {
       const nameSpan = table.keySpans.get(name) ?? value.span;
       let spec: TomlString | undefined;
