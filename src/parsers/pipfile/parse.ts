@@ -16,8 +16,9 @@
  * ("Index-restricted packages": "all unspecified packages are resolved using the default index source", Pipenv's
  * indexes page, pipenv.pypa.io/en/latest/indexes/). Each index is one install context whose `--index-url` it is.
  * `[packages]`, `[dev-packages]` and named categories (`[gpu]`) are all read (`pipenv install --dev` installs the
- * second, `--categories gpu` the third): a CUDA build is judged wherever it is declared. A `file` entry that is a wheel's URL installs that wheel (`name @ URL` to pip); git,
- * path and other file entries are built, not taken from an index. Pipfile.lock is read on its own (pipfile-lock/).
+ * second, `--categories gpu` the third): a CUDA build is judged wherever it is declared. A `file` entry that is a
+ * wheel's URL installs that wheel (`name @ URL` to pip); git, path and other file entries are built, not taken from
+ * an index. Pipfile.lock is read on its own (pipfile-lock/).
  */
 import { FactSink, inContext, type IndexFact, type PackageFact, type ParsedFile } from '../facts.js';
 import { holdsOnLinux } from '../markers.js';
