@@ -56145,10 +56145,11 @@ function collect2(io, paths, baseline) {
 }
 function checkChanges(files, reader, changes, { baseline, kb, gateOptions: options2 }, serving) {
   const parse4 = { images: baseline.images, ...serving ? { serving } : {} };
-  const outlines = [];
-  for (const { parsed } of readRepository(files, reader, true, parse4)) outlines.push(outlineOf(parsed));
   const changed = new Set(changes.changed);
   for (const path of changes.changed) for (const partner of servingPartners(serving, path)) changed.add(partner);
+  const joining = Object.keys(baseline.images).length > 0 ? files : files.filter((file2) => file2.kind !== "kubernetes" || changed.has(file2.path));
+  const outlines = [];
+  for (const { parsed } of readRepository(joining, reader, true, parse4)) outlines.push(outlineOf(parsed));
   const sources = affectedIndices(outlines, changed, new Set(changes.removed)).flatMap((i) => {
     const source = reader.read(outlines[i].path, outlines[i].kind);
     return source ? [source] : [];

@@ -444,12 +444,18 @@ function checkChanges(
   // held parsed at once (a monorepo of hundreds of thousands of files ran out of memory). The files the change
   // reaches are read and parsed again.
   const parse = { images: baseline.images, ...(serving ? { serving } : {}) };
-  const outlines: FileOutline[] = [];
-  for (const { parsed } of readRepository(files, reader, true, parse)) outlines.push(outlineOf(parsed));
   // A changed InferenceService is checked with the runtime another file defines for it, and a changed runtime with
   // the services that name it: each is judged in the other's light.
   const changed = new Set(changes.changed);
   for (const path of changes.changed) for (const partner of servingPartners(serving, path)) changed.add(partner);
+  // A manifest includes a Dockerfile only through the baseline's `images`: without them, one that is not changed
+  // joins no change, and is not read (a checkout's install bundles run to tens of megabytes of YAML).
+  const joining =
+    Object.keys(baseline.images).length > 0
+      ? files
+      : files.filter((file) => file.kind !== 'kubernetes' || changed.has(file.path));
+  const outlines: FileOutline[] = [];
+  for (const { parsed } of readRepository(joining, reader, true, parse)) outlines.push(outlineOf(parsed));
   const sources = affectedIndices(outlines, changed, new Set(changes.removed)).flatMap((i) => {
     const source = reader.read(outlines[i]!.path, outlines[i]!.kind);
     return source ? [source] : [];

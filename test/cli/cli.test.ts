@@ -370,6 +370,17 @@ describe('never reading outside the repository', () => {
 });
 
 describe('cuda-gatekeeper check of some files', () => {
+  it("checks a named Dockerfile with the manifests that run its image, read only where the baseline's images map one", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cgk-cli-'));
+    cpSync(join(ROOT, 'fixtures', 'repos', 'demo-fleet'), dir, { recursive: true });
+    // The repository's baseline maps ghcr.io/demo/trainer to trainer/Dockerfile: k8s/train.yaml runs it.
+    expect(cli(dir, 'check', 'trainer/Dockerfile').out).toMatch(/^k8s\/train\.yaml:17:22: error: .*\[driver-floor\]$/m);
+    // Without a baseline no manifest includes a Dockerfile: none joins the check.
+    const alone = cli(dir, 'check', 'trainer/Dockerfile', '--baseline', 'none').out;
+    expect(alone).not.toContain('k8s/');
+    expect(alone).toMatch(/^1 file checked/m);
+  });
+
   it('checks a KServe InferenceService with the runtime another file defines, and the runtime with its services', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cgk-cli-'));
     cpSync(join(ROOT, 'fixtures', 'rules', 'image-unknown', 'kserve-runtime-in-other-file'), dir, { recursive: true });
