@@ -384,6 +384,7 @@ export function snapshotKnows(image: ImageFact, kb: KnowledgeBase): boolean {
     kb.isNvidiaCuda(image.registry, image.repository) ||
     impossibleNgcTag(image) ||
     kb.officialImage(image.registry, image.repository) !== undefined ||
+    kb.redHatPythonImage(name) !== undefined ||
     (image.tag !== undefined &&
       (snapshotCuda(image, image.tag, kb) !== undefined || kb.toolImage(name, image.tag) !== undefined))
   );
@@ -424,6 +425,9 @@ export function imageWithoutCuda(image: ImageFact, kb: KnowledgeBase): string | 
   if (kb.officialImage(image.registry, image.repository))
     return 'a Docker Official Image, which ships no CUDA of its own';
   const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+  const redHat = kb.redHatPythonImage(name);
+  if (redHat)
+    return `one of Red Hat's Python images, RHEL with Python and build tools and no CUDA of its own (${redHat.source[0]!.split(' ')[0]})`;
   const tool = image.tag !== undefined ? kb.toolImage(name, image.tag) : undefined;
   if (tool?.cuda === 'none')
     return `a package-manager image on a plain OS, with no CUDA of its own (${tool.record.source[0]})`;

@@ -845,6 +845,12 @@ export class KnowledgeBase {
     return tag.split('-').some((part) => part === 'gpu' || /^cu\d+$/.test(part)) ? undefined : record;
   }
 
+  /** The record that says an image is one of Red Hat's Python images on UBI or RHEL (which ship no CUDA), if it is. */
+  redHatPythonImage(name: string): Sourced | undefined {
+    const record = this.data.images.redHatPythonImages;
+    return this.cached('redHatPythonImage', name, () => (new RegExp(record.pattern).test(name) ? record : undefined));
+  }
+
   /** The record that says a Docker Hub name is a Docker Official Image (which ships no CUDA), if it is one. */
   officialImage(registry: string | undefined, repository: string): Sourced | undefined {
     const official = this.data.images.officialImages;

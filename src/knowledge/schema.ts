@@ -253,6 +253,8 @@ export const Images = z.strictObject({
    * CUDA (Ray's `2.46.0`, `2.46.0-py311`, which are `-cpu`).
    */
   cpuByDefault: z.strictObject({ names: z.array(z.string()), ...sourced }),
+  /** Red Hat's Python images on UBI and RHEL (a pattern of their names): none ships CUDA. */
+  redHatPythonImages: z.strictObject({ pattern: z.string(), ...sourced }),
   /** Docker Official Images (a selection): none ships CUDA. */
   officialImages: z.strictObject({ names: z.array(z.string()), ...sourced }),
   /** Package-manager images on a plain OS: no CUDA, unless the tag names an nvidia/cuda-based variant. */
