@@ -42645,7 +42645,7 @@ function recordInstallCommand(sink, command, stage) {
     return recordPixiInstall(sink, words.slice(2), words, stage);
   if (program === "poetry" && (words[1]?.text === "install" || words[1]?.text === "sync"))
     return recordPoetryInstall(sink, words.slice(2), words, stage);
-  if (program === "pipenv" && (words[1]?.text === "install" || words[1]?.text === "sync") && !namesPackage(words[2]))
+  if (program === "pipenv" && (words[1]?.text === "sync" || words[1]?.text === "install" && !namesPackage(words.slice(2))))
     return recordPipenvInstall(sink, words, stage);
   const runner = RUNNERS[program];
   const subcommand = runner && skipOptions(words.slice(1), runner);
@@ -42817,8 +42817,13 @@ function recordPoetryInstall(sink, args, all, stage) {
   );
   return true;
 }
-function namesPackage(word) {
-  return word !== void 0 && !word.text.startsWith("-");
+function namesPackage(args) {
+  for (let i = 0; i < args.length; i++) {
+    const text2 = args[i].text;
+    if (!text2.startsWith("-")) return true;
+    if (ADD_VALUE_OPTIONS.test(text2)) i++;
+  }
+  return false;
 }
 function recordPipenvInstall(sink, all, stage) {
   const context = addRequirementsContext(sink, "pip", commandSpan(all), { stage });

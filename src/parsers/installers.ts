@@ -21,7 +21,10 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
   if (program === 'poetry' && (words[1]?.text === 'install' || words[1]?.text === 'sync'))
     return recordPoetryInstall(sink, words.slice(2), words, stage);
   // `pipenv install` with no package named installs the Pipfile (`pipenv install torch` adds one to it first).
-  if (program === 'pipenv' && (words[1]?.text === 'install' || words[1]?.text === 'sync') && !namesPackage(words[2]))
+  if (
+    program === 'pipenv' &&
+    (words[1]?.text === 'sync' || (words[1]?.text === 'install' && !namesPackage(words.slice(2))))
+  )
     return recordPipenvInstall(sink, words, stage);
   // `poetry run pip install …`, `uv run --with x pip install …`: the rest runs as a command of its own, in the
   // project's environment.
@@ -249,9 +252,14 @@ function recordPoetryInstall(sink: FactSink, args: readonly Word[], all: readonl
   return true;
 }
 
-/** Whether a word after `pipenv install` is a package (not an option). */
-function namesPackage(word: Word | undefined): boolean {
-  return word !== undefined && !word.text.startsWith('-');
+/** Whether `pipenv install`'s arguments name a package (a word that is neither an option nor an option's value). */
+function namesPackage(args: readonly Word[]): boolean {
+  for (let i = 0; i < args.length; i++) {
+    const text = args[i]!.text;
+    if (!text.startsWith('-')) return true;
+    if (ADD_VALUE_OPTIONS.test(text)) i++;
+  }
+  return false;
 }
 
 /**

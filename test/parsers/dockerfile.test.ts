@@ -511,9 +511,11 @@ describe("a project tool's run and add", () => {
     expect(packagesOf('uv add --index pytorch=https://download.pytorch.org/whl/cu124 torch==2.6.0')).toEqual([
       ['torch', '2.6.0', "uv add takes it from pyproject.toml's indexes", []],
     ]);
-    expect(packagesOf('pipenv install torch==2.3.1').map(([name, , hidden]) => [name, hidden])).toEqual([
-      ['torch', "pipenv install takes it from the Pipfile's sources"],
-    ]);
+    for (const run of ['pipenv install torch==2.3.1', 'pipenv install --dev --python 3.11 torch==2.3.1'])
+      expect(
+        packagesOf(run).map(([name, , hidden]) => [name, hidden]),
+        run,
+      ).toEqual([['torch', "pipenv install takes it from the Pipfile's sources"]]);
     expect(packagesOf('pdm add -G cuda cupy-cuda12x').map(([name]) => name)).toEqual(['cupy-cuda12x']);
     // An option's value is no package (`-f` names a page of wheels, not a requirement).
     expect(
