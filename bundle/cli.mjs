@@ -39000,6 +39000,55 @@ function recordApt(sink, args, stage) {
   }
   return true;
 }
+function lockExport(command) {
+  const words = stripPrefixes(command);
+  const program = basename(words[0]?.text ?? "");
+  const sub = words[1]?.text;
+  const isExport = (program === "poetry" || program === "uv" || program === "pdm") && sub === "export" || program === "pipenv" && sub === "requirements";
+  if (!isExport) return void 0;
+  const args = words.slice(2);
+  const read = optionReader(args);
+  let output2;
+  let directory = ".";
+  const selects = [];
+  let dev = false;
+  let production = false;
+  for (let i = 0; i < args.length; i++) {
+    const option = read(i);
+    const name = option.name;
+    if (name === "-o" || name === "--output" || name === "--output-file") output2 = option.value();
+    else if (name === "-C" || name === "--directory" || name === "-p" || name === "--project") {
+      directory = option.value() ?? directory;
+    } else if (name === "--with" || name === "--group" || name === "-G") {
+      for (const group of (option.value() ?? "").split(",").filter(Boolean))
+        selects.push(group === ":all" ? "*" : group === "default" ? "the project" : `group ${group}`);
+    } else if (name === "--only" || name === "--only-group") {
+      for (const group of (option.value() ?? "").split(",").filter(Boolean)) selects.push(`only group ${group}`);
+    } else if (name === "-E" || name === "--extras" || name === "--extra") {
+      for (const extra of (option.value() ?? "").split(/[\s,]+/).filter(Boolean)) selects.push(`extra ${extra}`);
+    } else if (name === "--all-extras") selects.push("*extras");
+    else if (name === "--dev" || name === "-d") dev = true;
+    else if (name === "--prod" || name === "--production" || name === "--no-dev") production = true;
+    else if (/^(?:-f|--format|--without|--python|--no-group|--lockfile|-L|--package|--prune)$/.test(name))
+      option.value();
+    i = option.next();
+  }
+  const at = (path) => path === void 0 ? void 0 : path.replace(/^\.\//, "");
+  if (program === "pipenv")
+    return {
+      output: at(output2),
+      directory,
+      names: [["Pipfile.lock", true]],
+      selects: [dev ? "dev" : "the project"]
+    };
+  const lock = program === "poetry" ? "poetry.lock" : program === "uv" ? "uv.lock" : "pdm.lock";
+  const main = program !== "uv" && !selects.some((select3) => select3.startsWith("only group "));
+  const chosen = selects.length > 0 ? [...main ? ["the project"] : [], ...selects] : program === "pdm" && !production ? ["*"] : ["the project"];
+  return { output: at(output2), directory, names: [[lock, true]], selects: chosen };
+}
+function installExport(sink, context, exported) {
+  projectIncludes(sink, context, exported.directory, exported.names, exported.selects);
+}
 
 // src/parsers/dockerfile/pip-env.ts
 var PIP_VARIABLES = /* @__PURE__ */ new Map([
@@ -40647,7 +40696,7 @@ function parseDockerfile(path, text2) {
   const source = new SourceText(path, text2);
   const sink = new FactSink();
   const { escape, instructions } = readDockerfile(text2, source);
-  const reading = { sink, source, escape };
+  const reading = { sink, source, escape, exports: /* @__PURE__ */ new Map() };
   const globalScope = /* @__PURE__ */ new Map();
   let stageScope = globalScope;
   let stage = -1;
@@ -40939,7 +40988,7 @@ function joinContinuations(source, start, end, escape) {
 var FOREIGN_FRONTEND = /^(?:[ \t]*#[ \t]*\w+[ \t]*=[^\n]*\n)*?[ \t]*#[ \t]*syntax[ \t]*=[ \t]*(?!(?:docker\.io\/)?docker\/dockerfile(?:-upstream)?(?:[:@\s]|$))(\S+)[ \t]*\r?(?:\n|$)/i;
 var CUDA_WORDS = /cuda|nvidia|torch/i;
 var SCRIPT_RUNNERS = /* @__PURE__ */ new Set(["bash", "sh", "/bin/bash", "/bin/sh", "/usr/bin/env"]);
-function recordRun({ sink, source, escape }, span, stage, resolve5, pip) {
+function recordRun({ sink, source, escape, exports }, span, stage, resolve5, pip) {
   const text2 = source.text;
   const firstLineEnd = Math.min(span.end, (text2.indexOf("\n", span.start) + 1 || text2.length + 1) - 1);
   const firstLine = text2.slice(span.start, firstLineEnd);
@@ -40963,11 +41012,27 @@ function recordRun({ sink, source, escape }, span, stage, resolve5, pip) {
   for (const script of scripts) {
     if (script.text.includes("pip.")) pip?.noteScript(script.text);
     const { commands, inBlock, holding } = readCommands(script, resolve5);
+    let exported = exports.get(stage);
+    if (!exported) exports.set(stage, exported = []);
     for (const [k, command] of commands.entries()) {
       const words = command[0]?.text.startsWith("--") && command === commands[0] && script === scripts[0] && !heredoc ? dropRunFlags(command) : command;
       const before = sink.contexts.length;
       if (pip?.configure(words)) continue;
+      const lock = lockExport(words);
+      if (lock) {
+        exported.push(lock);
+        continue;
+      }
       recordInstallCommand(sink, words, stage);
+      if (exported.length > 0) {
+        for (const context of sink.contexts.slice(before))
+          for (const include of [...context.includes])
+            if (include.kind === "requirement" && include.selects === void 0) {
+              const target = include.target.replace(/^\.\//, "");
+              const from = exported.find((entry) => entry.output === target) ?? exported.find((entry) => !entry.output);
+              if (from) installExport(sink, context, from);
+            }
+      }
       const alternative = words[0]?.alternative ?? (inBlock[k] ? MAY_NOT_RUN : void 0);
       const held = holding[k]?.join(", ");
       for (const context of sink.contexts.slice(before)) {

@@ -850,3 +850,83 @@ function recordApt(sink: FactSink, args: readonly Word[], stage: number): boolea
   }
   return true;
 }
+
+/**
+ * A requirements file a lock is exported to (`poetry export -f requirements.txt -o requirements.txt`, `uv export -o
+ * FILE`, `pdm export -o FILE`, `pipenv requirements > FILE`), for the `pip install -r FILE` that installs it: the lock
+ * and manifest to include instead, with the selection the export takes. `output` is undefined where the file is only
+ * named by a redirection (the shell reader keeps no redirection target).
+ */
+export interface LockExport {
+  readonly output?: string;
+  readonly directory: string;
+  readonly names: readonly (readonly [name: string, optional: boolean])[];
+  readonly selects: readonly string[];
+}
+
+/**
+ * The export a command makes, if it is one: poetry's (python-poetry/poetry-plugin-export: the main group, `--with G`,
+ * `--only G`, `-E X`, `--all-extras`), uv's (docs.astral.sh/uv/reference/cli/#uv-export: the project with its default
+ * groups, `--extra X`, `--all-extras`), PDM's (pdm-project.org/latest/reference/cli/#export: every group unless `-G`
+ * or `--prod`) and Pipenv's `requirements` (the default category, `--dev` with develop).
+ */
+export function lockExport(command: Command): LockExport | undefined {
+  const words = stripPrefixes(command);
+  const program = basename(words[0]?.text ?? '');
+  const sub = words[1]?.text;
+  const isExport =
+    ((program === 'poetry' || program === 'uv' || program === 'pdm') && sub === 'export') ||
+    (program === 'pipenv' && sub === 'requirements');
+  if (!isExport) return undefined;
+  const args = words.slice(2);
+  const read = optionReader(args);
+  let output: string | undefined;
+  let directory = '.';
+  const selects: string[] = [];
+  let dev = false;
+  let production = false;
+  for (let i = 0; i < args.length; i++) {
+    const option = read(i);
+    const name = option.name;
+    if (name === '-o' || name === '--output' || name === '--output-file') output = option.value();
+    else if (name === '-C' || name === '--directory' || name === '-p' || name === '--project') {
+      directory = option.value() ?? directory;
+    } else if (name === '--with' || name === '--group' || name === '-G') {
+      for (const group of (option.value() ?? '').split(',').filter(Boolean))
+        selects.push(group === ':all' ? '*' : group === 'default' ? 'the project' : `group ${group}`);
+    } else if (name === '--only' || name === '--only-group') {
+      for (const group of (option.value() ?? '').split(',').filter(Boolean)) selects.push(`only group ${group}`);
+    } else if (name === '-E' || name === '--extras' || name === '--extra') {
+      for (const extra of (option.value() ?? '').split(/[\s,]+/).filter(Boolean)) selects.push(`extra ${extra}`);
+    } else if (name === '--all-extras') selects.push('*extras');
+    else if (name === '--dev' || name === '-d') dev = true;
+    else if (name === '--prod' || name === '--production' || name === '--no-dev') production = true;
+    else if (/^(?:-f|--format|--without|--python|--no-group|--lockfile|-L|--package|--prune)$/.test(name))
+      option.value();
+    i = option.next();
+  }
+  const at = (path: string | undefined) => (path === undefined ? undefined : path.replace(/^\.\//, ''));
+  if (program === 'pipenv')
+    return {
+      output: at(output),
+      directory,
+      names: [['Pipfile.lock', true]],
+      selects: [dev ? 'dev' : 'the project'],
+    };
+  const lock = program === 'poetry' ? 'poetry.lock' : program === 'uv' ? 'uv.lock' : 'pdm.lock';
+  // Poetry and PDM export their main (default) group with the groups named, unless `--only` leaves it out; a lock
+  // that names no group (Poetry 1's `category = "main"`) has only that one. uv names its selections as `uv sync` does.
+  const main = program !== 'uv' && !selects.some((select) => select.startsWith('only group '));
+  const chosen =
+    selects.length > 0
+      ? [...(main ? ['the project'] : []), ...selects]
+      : program === 'pdm' && !production
+        ? ['*']
+        : ['the project'];
+  return { output: at(output), directory, names: [[lock, true]], selects: chosen };
+}
+
+/** Install what a lock export wrote where a pip context installs the exported file (`pip install -r FILE`). */
+export function installExport(sink: FactSink, context: ContextDraft, exported: LockExport): void {
+  projectIncludes(sink, context, exported.directory, exported.names, exported.selects);
+}

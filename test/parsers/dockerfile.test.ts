@@ -523,3 +523,42 @@ describe("a project tool's run and add", () => {
     ).toEqual(['torch']);
   });
 });
+
+describe('a lock exported to a requirements file', () => {
+  const includesOf = (...lines: string[]) =>
+    parseDockerfile('Dockerfile', `FROM python:3.12 AS base\n${lines.join('\n')}\n`)
+      .includes.filter((include) => include.selects !== undefined)
+      .map((include) => [include.target, include.selects, include.optional ?? false]);
+
+  it('is installed where pip installs the exported file: the lock, in the selection exported', () => {
+    expect(
+      includesOf('RUN poetry export -f requirements.txt > requirements.txt && pip install -r requirements.txt'),
+    ).toEqual([['poetry.lock', ['the project'], true]]);
+    expect(
+      includesOf('RUN poetry export --with gpu -E cuda -o requirements.txt', 'RUN pip install -r ./requirements.txt'),
+    ).toEqual([['poetry.lock', ['the project', 'group gpu', 'extra cuda'], true]]);
+    expect(includesOf('RUN uv export --extra cu124 -o req.txt && uv pip install --system -r req.txt')).toEqual([
+      ['uv.lock', ['extra cu124'], true],
+    ]);
+    expect(includesOf('RUN pdm export --prod -o r.txt && pip install -r r.txt')).toEqual([
+      ['pdm.lock', ['the project'], true],
+    ]);
+    expect(includesOf('RUN pdm export -G cuda -o r.txt && pip install -r r.txt')).toEqual([
+      ['pdm.lock', ['the project', 'group cuda'], true],
+    ]);
+    expect(includesOf('RUN pipenv requirements --dev > r.txt && pip install -r r.txt')).toEqual([
+      ['Pipfile.lock', ['dev'], true],
+    ]);
+  });
+
+  it('is not what another file, a project or another stage installs', () => {
+    expect(includesOf('RUN poetry export -o requirements.txt && pip install -r other.txt')).toEqual([]);
+    expect(
+      includesOf('RUN poetry export -o requirements.txt', 'FROM python:3.12', 'RUN pip install -r requirements.txt'),
+    ).toEqual([]);
+    // `pip install .` includes the project with its own selection, not the export.
+    expect(includesOf('RUN poetry export > requirements.txt && pip install .')).toEqual([
+      ['pyproject.toml', ['pip: the project'], true],
+    ]);
+  });
+});

@@ -1,7 +1,7 @@
 import { FactSink, MAY_NOT_RUN, type ImageFact, type ParsedFile } from '../facts.js';
 import { SourceText, type Span } from '../source.js';
 import { parseImageRef } from '../image-ref.js';
-import { recordInstallCommand } from '../installers.js';
+import { installExport, lockExport, recordInstallCommand, type LockExport } from '../installers.js';
 import { PipEnv } from './pip-env.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
 import { expandValue, readCommands, splitCommands, type Resolver, type Variable, type Word } from '../shell.js';
@@ -16,13 +16,15 @@ interface Reading {
   readonly sink: FactSink;
   readonly source: SourceText;
   readonly escape: string;
+  /** Locks each stage exported to requirements files (`poetry export -o requirements.txt`), for a later `-r`. */
+  readonly exports: Map<number, LockExport[]>;
 }
 
 export function parseDockerfile(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
   const sink = new FactSink();
   const { escape, instructions } = readDockerfile(text, source);
-  const reading: Reading = { sink, source, escape };
+  const reading: Reading = { sink, source, escape, exports: new Map() };
 
   const globalScope: Scope = new Map();
   let stageScope: Scope = globalScope;
@@ -393,7 +395,7 @@ const CUDA_WORDS = /cuda|nvidia|torch/i;
 const SCRIPT_RUNNERS = new Set(['bash', 'sh', '/bin/bash', '/bin/sh', '/usr/bin/env']);
 
 function recordRun(
-  { sink, source, escape }: Reading,
+  { sink, source, escape, exports }: Reading,
   span: Span,
   stage: number,
   resolve: Resolver,
@@ -427,6 +429,9 @@ function recordRun(
   for (const script of scripts) {
     if (script.text.includes('pip.')) pip?.noteScript(script.text);
     const { commands, inBlock, holding } = readCommands(script, resolve);
+    // An export and the install of its file are often two RUNs of one stage.
+    let exported = exports.get(stage);
+    if (!exported) exports.set(stage, (exported = []));
     for (const [k, command] of commands.entries()) {
       // RUN flags (--mount=…, --network=…) precede the command.
       const words =
@@ -435,7 +440,23 @@ function recordRun(
           : command;
       const before = sink.contexts.length;
       if (pip?.configure(words)) continue;
+      const lock = lockExport(words);
+      if (lock) {
+        exported.push(lock);
+        continue;
+      }
       recordInstallCommand(sink, words, stage);
+      // `pip install -r requirements.txt` after an export to it (or after an export to standard output, redirected
+      // there): it installs what the lock pins, in the selection exported.
+      if (exported.length > 0)
+        // A `-r FILE` (a project's include names its selection: `pip install .` is not an exported file).
+        for (const context of sink.contexts.slice(before))
+          for (const include of [...context.includes])
+            if (include.kind === 'requirement' && include.selects === undefined) {
+              const target = include.target.replace(/^\.\//, '');
+              const from = exported.find((entry) => entry.output === target) ?? exported.find((entry) => !entry.output);
+              if (from) installExport(sink, context, from);
+            }
       // A command read once per value of a variable says which; one inside an `if`, `case` or loop says so.
       const alternative = words[0]?.alternative ?? (inBlock[k] ? MAY_NOT_RUN : undefined);
       const held = holding[k]?.join(', ');
