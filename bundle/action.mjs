@@ -44751,7 +44751,9 @@ function scanPlainDockerfile(text2) {
     let lines = 1;
     let firstComment = -1;
     while (continued) {
-      if (text2.charCodeAt(contentEnd - 2) === 92) return void 0;
+      let back = contentEnd - 2;
+      while (back > pos && isBlank2(text2.charCodeAt(back))) back--;
+      if (text2.charCodeAt(back) === 92) return void 0;
       pos = lineEnd + 1;
       line++;
       if (pos >= length) return void 0;

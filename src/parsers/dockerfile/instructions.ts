@@ -228,7 +228,11 @@ export function scanPlainDockerfile(text: string): InstructionView[] | undefined
     let lines = 1;
     let firstComment = -1;
     while (continued) {
-      if (text.charCodeAt(contentEnd - 2) === 92) return undefined; // `\\` at a line end
+      // `\\` at a line end, or `\ \` (an escaped blank before the continuation): dockerfile-ast ends the instruction
+      // there, where Docker goes on to the next line (found by fuzz:ci on a real file); only the whole parse decides.
+      let back = contentEnd - 2;
+      while (back > pos && isBlank(text.charCodeAt(back))) back--;
+      if (text.charCodeAt(back) === 92) return undefined;
       // Skip to the next line that is neither blank nor a comment; it continues the instruction.
       pos = lineEnd + 1;
       line++;
