@@ -48888,6 +48888,48 @@ function textSpan(value) {
   return offset >= 0 ? { start: offset, end: offset + value.value.length } : value.span;
 }
 
+// src/parsers/locked.ts
+var PYPI = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
+function lockedPip(rawName, nameSpan, version2, versionSpan, more = {}) {
+  const plus = version2.indexOf("+");
+  const localLabel = plus >= 0 ? version2.slice(plus + 1).toLowerCase() : more.localLabel;
+  return packageFact({
+    ecosystem: "pip",
+    name: normalizePythonName(rawName),
+    rawName,
+    nameSpan,
+    span: versionSpan,
+    extras: [],
+    specifier: `==${version2}`,
+    specifierSpan: versionSpan,
+    clauses: [{ operator: "==", version: version2, versionSpan }],
+    exact: version2,
+    ...localLabel ? { localLabel } : {},
+    ...more.url ? { url: more.url.value, urlSpan: textSpan(more.url) } : {}
+  });
+}
+function addSelection(sink, selection, entries2) {
+  const bySource = /* @__PURE__ */ new Map();
+  for (const entry of entries2) {
+    const key = entry.source && !PYPI.test(entry.source.value) ? entry.source.value : "";
+    const group = bySource.get(key);
+    if (group) group.push(entry);
+    else bySource.set(key, [entry]);
+  }
+  const ids = [];
+  for (const [url2, group] of bySource) {
+    const first = group.find((entry) => entry.source?.value === url2)?.source;
+    const id = sink.addLockContext(
+      "pip",
+      selection,
+      url2 && first ? { url: url2, urlSpan: textSpan(first), span: first.span } : void 0
+    );
+    ids.push(id);
+    for (const entry of group) sink.packages.push(packageFact({ ...entry.fact, context: id }));
+  }
+  return ids;
+}
+
 // src/parsers/pdm-lock/parse.ts
 var UNRECORDED = "pdm.lock does not record the index each package came from (pyproject.toml's [[tool.pdm.source]] does)";
 function parsePdmLock(path, text2) {
@@ -48923,10 +48965,12 @@ function parsePdmLock(path, text2) {
     const chosen = locked.filter(holds3);
     const count = /* @__PURE__ */ new Map();
     for (const entry of chosen) count.set(entry.fact.name, (count.get(entry.fact.name) ?? 0) + 1);
-    const id = sink.addLockContext("pip", selection, void 0);
-    sink.contexts[id].hiddenIndexes = UNRECORDED;
-    for (const entry of chosen)
-      if (count.get(entry.fact.name) === 1) sink.packages.push(packageFact({ ...entry.fact, context: id }));
+    for (const id of addSelection(
+      sink,
+      selection,
+      chosen.filter((entry) => count.get(entry.fact.name) === 1)
+    ))
+      sink.contexts[id].hiddenIndexes = UNRECORDED;
   }
   return sink.finish(path, "pdm-lock", source);
 }
@@ -48940,23 +48984,14 @@ function readEntry(table) {
   const groupList = table.entries.get("groups");
   const groups = groupList?.kind === "array" ? groupList.items.flatMap((item) => item.kind === "string" ? [item.value] : []) : void 0;
   const value = version2.value;
-  const versionSpan = textSpan(version2);
-  const plus = value.indexOf("+");
-  const label = plus >= 0 ? value.slice(plus + 1).toLowerCase() : wheelsLabel(table);
   return {
-    fact: packageFact({
-      ecosystem: "pip",
-      name: normalizePythonName(name.value),
-      rawName: name.value,
-      nameSpan: textSpan(name),
-      span: versionSpan,
-      extras: [],
-      specifier: `==${value}`,
-      specifierSpan: versionSpan,
-      clauses: [{ operator: "==", version: value, versionSpan }],
-      exact: value,
-      ...label ? { localLabel: label } : {}
-    }),
+    fact: lockedPip(
+      name.value,
+      textSpan(name),
+      value,
+      textSpan(version2),
+      value.includes("+") ? {} : { localLabel: wheelsLabel(table) }
+    ),
     ...groups ? { groups } : {}
   };
 }
@@ -49193,7 +49228,7 @@ var MARKER_KEYS = [
   "implementation_name",
   "implementation_version"
 ];
-var PYPI = { url: "https://pypi.org/simple" };
+var PYPI2 = { url: "https://pypi.org/simple" };
 var NOT_CATEGORIES = /* @__PURE__ */ new Set(["source", "requires", "scripts", "pipenv"]);
 function parsePipfile(path, text2) {
   const source = new SourceText(path, text2);
@@ -49227,7 +49262,7 @@ function parsePipfile(path, text2) {
       urlSpan: textSpan(declared.url),
       span: declared.url.span,
       context: context.id
-    } : { kind: "index-url", ...PYPI, urlSpan: { start: 0, end: 0 }, span: { start: 0, end: 0 }, context: context.id };
+    } : { kind: "index-url", ...PYPI2, urlSpan: { start: 0, end: 0 }, span: { start: 0, end: 0 }, context: context.id };
     sink.indexes.push(fact);
     context.indexes.push(fact);
     contexts.set(key, context.id);
@@ -49295,7 +49330,6 @@ function fileRequirement(text2, name, nameSpan, url2, sink) {
 }
 
 // src/parsers/pipfile-lock/parse.ts
-var PYPI2 = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
 var DEFAULT = "default";
 var DEVELOP = "develop";
 function parsePipfileLock(path, text2) {
@@ -49330,24 +49364,11 @@ function parsePipfileLock(path, text2) {
     if (category !== DEFAULT && category !== DEVELOP) selections.push([`category ${category}`, of(category)]);
   for (const [selection, chosen] of selections) {
     const seen = /* @__PURE__ */ new Set();
-    const bySource = /* @__PURE__ */ new Map();
-    for (const entry of chosen) {
-      if (seen.has(entry.fact.name)) continue;
-      seen.add(entry.fact.name);
-      const key = entry.source && !PYPI2.test(entry.source.value) ? entry.source.value : "";
-      const group = bySource.get(key);
-      if (group) group.push(entry);
-      else bySource.set(key, [entry]);
-    }
-    for (const [url2, group] of bySource) {
-      const first = group.find((entry) => entry.source?.value === url2)?.source;
-      const id = sink.addLockContext(
-        "pip",
-        selection,
-        url2 && first ? { url: url2, urlSpan: textSpan(first), span: first.span } : void 0
-      );
-      for (const entry of group) sink.packages.push(packageFact({ ...entry.fact, context: id }));
-    }
+    addSelection(
+      sink,
+      selection,
+      chosen.filter((entry) => !seen.has(entry.fact.name) && seen.add(entry.fact.name))
+    );
   }
   return sink.finish(path, "pipfile-lock", source);
 }
@@ -49380,22 +49401,9 @@ function readEntry2(text2, rawName, nameSpan, table, sources, defaultSource, sin
   const value = pinned[2];
   const whole = textSpan(version2);
   const versionSpan = whole === version2.span ? whole : { start: whole.start + pinned[1].length, end: whole.start + pinned[1].length + value.length };
-  const plus = value.indexOf("+");
   const from = index ? sources.get(index.value) : defaultSource;
   return {
-    fact: packageFact({
-      ecosystem: "pip",
-      name: normalizePythonName(rawName),
-      rawName,
-      nameSpan,
-      span: versionSpan,
-      extras: [],
-      specifier: `==${value}`,
-      specifierSpan: versionSpan,
-      clauses: [{ operator: "==", version: value, versionSpan }],
-      exact: value,
-      ...plus >= 0 ? { localLabel: value.slice(plus + 1).toLowerCase() } : {}
-    }),
+    fact: lockedPip(rawName, nameSpan, value, versionSpan),
     ...from ? { source: from } : {}
   };
 }
@@ -49770,7 +49778,6 @@ var pixi = {
 };
 
 // src/parsers/poetry-lock/parse.ts
-var PYPI4 = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
 var UNREAD_KEYS = /* @__PURE__ */ new Set(["files"]);
 function parsePoetryLock(path, text2) {
   const source = new SourceText(path, text2);
@@ -49816,23 +49823,11 @@ function parsePoetryLock(path, text2) {
     const chosen = locked.filter(selection.holds);
     const count = /* @__PURE__ */ new Map();
     for (const entry of chosen) count.set(entry.fact.name, (count.get(entry.fact.name) ?? 0) + 1);
-    const bySource = /* @__PURE__ */ new Map();
-    for (const entry of chosen) {
-      if (count.get(entry.fact.name) > 1) continue;
-      const key = entry.source && !PYPI4.test(entry.source.value) ? entry.source.value : "";
-      const group = bySource.get(key);
-      if (group) group.push(entry);
-      else bySource.set(key, [entry]);
-    }
-    for (const [url2, group] of bySource) {
-      const first = group.find((entry) => entry.source?.value === url2)?.source;
-      const id = sink.addLockContext(
-        "pip",
-        selection.name,
-        url2 && first ? { url: url2, urlSpan: textSpan(first), span: first.span } : void 0
-      );
-      for (const entry of group) sink.packages.push(packageFact({ ...entry.fact, context: id }));
-    }
+    addSelection(
+      sink,
+      selection.name,
+      chosen.filter((entry) => count.get(entry.fact.name) === 1)
+    );
   }
   return sink.finish(path, "poetry-lock", source);
 }
@@ -49854,24 +49849,8 @@ function readEntry3(table, extrasOf) {
   const type = origin?.kind === "table" ? stringAt(origin, "type")?.value : void 0;
   const url2 = origin?.kind === "table" ? stringAt(origin, "url") : void 0;
   const direct = type && type !== "legacy" ? url2 : void 0;
-  const value = version2.value;
-  const versionSpan = textSpan(version2);
-  const plus = value.indexOf("+");
   return {
-    fact: packageFact({
-      ecosystem: "pip",
-      name: normalizePythonName(name.value),
-      rawName: name.value,
-      nameSpan: textSpan(name),
-      span: versionSpan,
-      extras: [],
-      specifier: `==${value}`,
-      specifierSpan: versionSpan,
-      clauses: [{ operator: "==", version: value, versionSpan }],
-      exact: value,
-      ...plus >= 0 ? { localLabel: value.slice(plus + 1).toLowerCase() } : {},
-      ...direct ? { url: direct.value, urlSpan: textSpan(direct) } : {}
-    }),
+    fact: lockedPip(name.value, textSpan(name), version2.value, textSpan(version2), direct ? { url: direct } : {}),
     groups,
     extras,
     ...url2 && !direct ? { source: url2 } : {}
@@ -50414,7 +50393,7 @@ var requirements2 = {
 // src/parsers/uv-lock/parse.ts
 var DIRECT_SOURCES = ["git", "url", "path", "directory", "editable"];
 var MAX_FACTS2 = 5e4;
-var PYPI5 = /^https:\/\/pypi\.org\/simple\/?$/;
+var PYPI4 = /^https:\/\/pypi\.org\/simple\/?$/;
 var UNREAD_KEYS2 = /* @__PURE__ */ new Set(["wheels", "sdist"]);
 function parseUvLock(path, text2) {
   const source = new SourceText(path, text2);
@@ -50486,7 +50465,7 @@ function parseUvLock(path, text2) {
         }
         const byRegistry = /* @__PURE__ */ new Map();
         for (const locked of installed) {
-          const key = locked.registry && !PYPI5.test(locked.registry.value) ? locked.registry.value : "";
+          const key = locked.registry && !PYPI4.test(locked.registry.value) ? locked.registry.value : "";
           const group = byRegistry.get(key) ?? [];
           if (!group.includes(locked)) group.push(locked);
           byRegistry.set(key, group);

@@ -19,10 +19,10 @@
  * twice in one selection (told apart by markers this does not judge) is left out of it rather than guessed. A git,
  * path or URL package is built from there, not taken from an index. The lock is never edited (gate.ts).
  */
-import { FactSink, packageFact, type PackageFact, type ParsedFile } from '../facts.js';
+import { FactSink, type PackageFact, type ParsedFile } from '../facts.js';
 import { holdsOnLinux } from '../markers.js';
-import { normalizePythonName } from '../python-requirement.js';
 import { SourceText } from '../source.js';
+import { addSelection, lockedPip } from '../locked.js';
 import { lookup, readTomlRoot, stringAt, textSpan, type TomlTable } from '../toml.js';
 
 const UNRECORDED =
@@ -67,12 +67,14 @@ export function parsePdmLock(path: string, text: string): ParsedFile {
     const chosen = locked.filter(holds);
     const count = new Map<string, number>();
     for (const entry of chosen) count.set(entry.fact.name, (count.get(entry.fact.name) ?? 0) + 1);
-    const id = sink.addLockContext('pip', selection, undefined);
     // Which index served a package is pyproject.toml's to say (its sources), not the lock's: only a build its own
     // label gives is read here, and no index is judged.
-    (sink.contexts[id] as { hiddenIndexes?: string }).hiddenIndexes = UNRECORDED;
-    for (const entry of chosen)
-      if (count.get(entry.fact.name) === 1) sink.packages.push(packageFact({ ...entry.fact, context: id }));
+    for (const id of addSelection(
+      sink,
+      selection,
+      chosen.filter((entry) => count.get(entry.fact.name) === 1),
+    ))
+      (sink.contexts[id] as { hiddenIndexes?: string }).hiddenIndexes = UNRECORDED;
   }
   return sink.finish(path, 'pdm-lock', source);
 }
@@ -92,23 +94,14 @@ function readEntry(table: TomlTable): Locked | undefined {
       ? groupList.items.flatMap((item) => (item.kind === 'string' ? [item.value] : []))
       : undefined;
   const value = version.value;
-  const versionSpan = textSpan(version);
-  const plus = value.indexOf('+');
-  const label = plus >= 0 ? value.slice(plus + 1).toLowerCase() : wheelsLabel(table);
   return {
-    fact: packageFact({
-      ecosystem: 'pip',
-      name: normalizePythonName(name.value),
-      rawName: name.value,
-      nameSpan: textSpan(name),
-      span: versionSpan,
-      extras: [],
-      specifier: `==${value}`,
-      specifierSpan: versionSpan,
-      clauses: [{ operator: '==', version: value, versionSpan }],
-      exact: value,
-      ...(label ? { localLabel: label } : {}),
-    }),
+    fact: lockedPip(
+      name.value,
+      textSpan(name),
+      value,
+      textSpan(version),
+      value.includes('+') ? {} : { localLabel: wheelsLabel(table) },
+    ),
     ...(groups ? { groups } : {}),
   };
 }

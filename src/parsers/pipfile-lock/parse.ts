@@ -17,15 +17,13 @@
  * path and file entries are built, not taken from an index. The lock is never edited (gate.ts): `pipenv lock`
  * writes it.
  */
-import { FactSink, packageFact, type PackageFact, type ParsedFile } from '../facts.js';
+import { FactSink, type PackageFact, type ParsedFile } from '../facts.js';
 import { readJsonRoot } from '../json-tree.js';
 import { holdsOnLinux } from '../markers.js';
 import { fileRequirement, WHEEL_URL } from '../pipfile/parse.js';
-import { normalizePythonName } from '../python-requirement.js';
 import { SourceText } from '../source.js';
+import { addSelection, lockedPip } from '../locked.js';
 import { lookup, stringAt, textSpan, type TomlString, type TomlTable } from '../toml.js';
-
-const PYPI = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
 
 /** What the lock's categories are called in it, and the selection each is read into. */
 const DEFAULT = 'default';
@@ -73,24 +71,11 @@ export function parsePipfileLock(path: string, text: string): ParsedFile {
   for (const [selection, chosen] of selections) {
     // A name locked in two categories of one selection is installed once: the first (default's) is read.
     const seen = new Set<string>();
-    const bySource = new Map<string, Locked[]>();
-    for (const entry of chosen) {
-      if (seen.has(entry.fact.name)) continue;
-      seen.add(entry.fact.name);
-      const key = entry.source && !PYPI.test(entry.source.value) ? entry.source.value : '';
-      const group = bySource.get(key);
-      if (group) group.push(entry);
-      else bySource.set(key, [entry]);
-    }
-    for (const [url, group] of bySource) {
-      const first = group.find((entry) => entry.source?.value === url)?.source;
-      const id = sink.addLockContext(
-        'pip',
-        selection,
-        url && first ? { url, urlSpan: textSpan(first), span: first.span } : undefined,
-      );
-      for (const entry of group) sink.packages.push(packageFact({ ...entry.fact, context: id }));
-    }
+    addSelection(
+      sink,
+      selection,
+      chosen.filter((entry) => !seen.has(entry.fact.name) && seen.add(entry.fact.name)),
+    );
   }
   return sink.finish(path, 'pipfile-lock', source);
 }
@@ -138,22 +123,9 @@ function readEntry(
     whole === version.span
       ? whole
       : { start: whole.start + pinned[1]!.length, end: whole.start + pinned[1]!.length + value.length };
-  const plus = value.indexOf('+');
   const from = index ? sources.get(index.value) : defaultSource;
   return {
-    fact: packageFact({
-      ecosystem: 'pip',
-      name: normalizePythonName(rawName),
-      rawName,
-      nameSpan,
-      span: versionSpan,
-      extras: [],
-      specifier: `==${value}`,
-      specifierSpan: versionSpan,
-      clauses: [{ operator: '==', version: value, versionSpan }],
-      exact: value,
-      ...(plus >= 0 ? { localLabel: value.slice(plus + 1).toLowerCase() } : {}),
-    }),
+    fact: lockedPip(rawName, nameSpan, value, versionSpan),
     ...(from ? { source: from } : {}),
   };
 }

@@ -17,10 +17,11 @@
  * a name locked twice in one selection (a CPU and a CUDA torch, told apart by markers this does not judge) is left
  * out of it rather than guessed. A package's source URL is its index. The lock is never edited (gate.ts).
  */
-import { FactSink, packageFact, type PackageFact, type ParsedFile } from '../facts.js';
+import { FactSink, type PackageFact, type ParsedFile } from '../facts.js';
 import { holdsOnLinux, markerExtras } from '../markers.js';
 import { normalizePythonName } from '../python-requirement.js';
 import { SourceText } from '../source.js';
+import { addSelection, lockedPip } from '../locked.js';
 import { lookup, readTomlRoot, stringAt, textSpan, type TomlString, type TomlTable } from '../toml.js';
 
 interface Locked {
@@ -29,8 +30,6 @@ interface Locked {
   readonly extras: readonly string[];
   readonly source?: TomlString;
 }
-
-const PYPI = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
 
 /** What a lock lists that no check reads: the files of each package (most of a large lock's bytes). */
 const UNREAD_KEYS: ReadonlySet<string> = new Set(['files']);
@@ -81,23 +80,11 @@ export function parsePoetryLock(path: string, text: string): ParsedFile {
     const chosen = locked.filter(selection.holds);
     const count = new Map<string, number>();
     for (const entry of chosen) count.set(entry.fact.name, (count.get(entry.fact.name) ?? 0) + 1);
-    const bySource = new Map<string, Locked[]>();
-    for (const entry of chosen) {
-      if (count.get(entry.fact.name)! > 1) continue;
-      const key = entry.source && !PYPI.test(entry.source.value) ? entry.source.value : '';
-      const group = bySource.get(key);
-      if (group) group.push(entry);
-      else bySource.set(key, [entry]);
-    }
-    for (const [url, group] of bySource) {
-      const first = group.find((entry) => entry.source?.value === url)?.source;
-      const id = sink.addLockContext(
-        'pip',
-        selection.name,
-        url && first ? { url, urlSpan: textSpan(first), span: first.span } : undefined,
-      );
-      for (const entry of group) sink.packages.push(packageFact({ ...entry.fact, context: id }));
-    }
+    addSelection(
+      sink,
+      selection.name,
+      chosen.filter((entry) => count.get(entry.fact.name) === 1),
+    );
   }
   return sink.finish(path, 'poetry-lock', source);
 }
@@ -125,24 +112,8 @@ function readEntry(table: TomlTable, extrasOf: ReadonlyMap<string, readonly stri
   const type = origin?.kind === 'table' ? stringAt(origin, 'type')?.value : undefined;
   const url = origin?.kind === 'table' ? stringAt(origin, 'url') : undefined;
   const direct = type && type !== 'legacy' ? url : undefined;
-  const value = version.value;
-  const versionSpan = textSpan(version);
-  const plus = value.indexOf('+');
   return {
-    fact: packageFact({
-      ecosystem: 'pip',
-      name: normalizePythonName(name.value),
-      rawName: name.value,
-      nameSpan: textSpan(name),
-      span: versionSpan,
-      extras: [],
-      specifier: `==${value}`,
-      specifierSpan: versionSpan,
-      clauses: [{ operator: '==', version: value, versionSpan }],
-      exact: value,
-      ...(plus >= 0 ? { localLabel: value.slice(plus + 1).toLowerCase() } : {}),
-      ...(direct ? { url: direct.value, urlSpan: textSpan(direct) } : {}),
-    }),
+    fact: lockedPip(name.value, textSpan(name), version.value, textSpan(version), direct ? { url: direct } : {}),
     groups,
     extras,
     ...(url && !direct ? { source: url } : {}),
