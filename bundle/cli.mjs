@@ -14710,7 +14710,9 @@ var require_ignore = __commonJS({
 });
 
 // src/cli/bin.ts
+import { isatty } from "node:tty";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
+import { workerData as workerData2 } from "node:worker_threads";
 
 // src/cli/main.ts
 import { existsSync as existsSync3, readFileSync as readFileSync5, readSync as readSync2, realpathSync as realpathSync2, renameSync as renameSync2, rmSync, writeFileSync as writeFileSync3 } from "node:fs";
@@ -56670,19 +56672,23 @@ function planCommand(args, io) {
 // src/cli/bin.ts
 if (!threadMain()) cli();
 function cli() {
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on("error", (error62) => {
-      if (error62.code === "EPIPE") process.exit(process.exitCode ?? 0);
-      throw error62;
-    });
+  const streams = workerData2?.cudaGatekeeperStreams;
+  if (!streams) {
+    for (const stream of [process.stdout, process.stderr]) {
+      stream.on("error", (error62) => {
+        if (error62.code === "EPIPE") process.exit(process.exitCode ?? 0);
+        throw error62;
+      });
+    }
   }
   void runAsync(process.argv.slice(2), {
     cwd: process.cwd(),
-    out: (text2) => process.stdout.write(text2),
-    err: (text2) => process.stderr.write(text2),
-    // CUDA_GATEKEEPER_PROGRESS_AFTER_MS: when the progress line starts (tests set 0).
-    ...process.stderr.isTTY === true ? { progress: { afterMs: Number(process.env.CUDA_GATEKEEPER_PROGRESS_AFTER_MS ?? 1e3) } } : {},
-    color: colorWanted(process.env, process.stdout.isTTY === true),
+    out: streams ? (text2) => streams.postMessage([1, text2]) : (text2) => process.stdout.write(text2),
+    err: streams ? (text2) => streams.postMessage([2, text2]) : (text2) => process.stderr.write(text2),
+    // CUDA_GATEKEEPER_PROGRESS_AFTER_MS: when the progress line starts (tests set 0). Terminals are asked of the
+    // descriptors: on a worker thread, process.stdout is a pipe to the main thread whatever descriptor 1 is.
+    ...isatty(2) ? { progress: { afterMs: Number(process.env.CUDA_GATEKEEPER_PROGRESS_AFTER_MS ?? 1e3) } } : {},
+    color: colorWanted(process.env, isatty(1)),
     threadScript: fileURLToPath2(import.meta.url)
   }).then((status) => process.exitCode = status);
 }

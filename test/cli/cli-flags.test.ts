@@ -262,6 +262,34 @@ describe('small things a user meets first (issue 30)', () => {
     expect(result.stderr).toBe('');
   });
 
+  it('a check on the heap-sized worker thread says what the main thread says, in the same order, with its status', () => {
+    const dir = repo({ Dockerfile: MISMATCH, 'svc/requirements.txt': 'torch==2.5.1+cu118\n' });
+    for (const format of ['text', 'json', 'sarif']) {
+      const args = ['check', '.', '--baseline', 'none', '--format', format];
+      const worker = binProcess(args, { cwd: dir });
+      const main = binProcess(args, { cwd: dir, env: { ...process.env, CUDA_GATEKEEPER_MAIN_THREAD: '1' } });
+      expect(worker.code).toBe(1);
+      expect(worker).toEqual(main);
+    }
+    // Standard input is read on the main thread (the pre-commit hook's small checks start sooner there): the same.
+    const stdin = binProcess(['check', '-', '--type', 'requirements', '--baseline', 'none'], {
+      cwd: dir,
+      input: 'torch==2.5.1+cu118\n',
+    });
+    expect(stdin.code).toBe(1);
+    expect(stdin.out).toContain('<stdin>:1:1: error: torch==2.5.1 is a cu118 build');
+  });
+
+  it('a check that runs out of memory says so in one line with status 2, not a V8 abort and its stack', () => {
+    // 8 MB of heap cannot even hold the CLI's code.
+    const result = spawnSync(process.execPath, ['--max-old-space-size=8', CLI_BIN, 'check', '.'], {
+      cwd: repo({ Dockerfile: MISMATCH }),
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/^cuda-gatekeeper: stopped: .*out of memory\n$/);
+  });
+
   it('an unknown option or command gets the nearest known one', () => {
     expect(cli(ROOT, ['check', '--fial-on', 'x']).err).toContain('unknown option --fial-on (did you mean --fail-on?)');
     expect(cli(ROOT, ['plan', '--cdua', '12.8']).err).toContain('(did you mean --cuda?)');
