@@ -7692,7 +7692,7 @@ var require_specifier = __commonJS({
     module.exports = {
       RANGE_PATTERN,
       parse: parse4,
-      satisfies: satisfies5,
+      satisfies: satisfies3,
       filter: filter2,
       validRange: validRange2,
       maxSatisfying,
@@ -7769,7 +7769,7 @@ var require_specifier = __commonJS({
         }, true);
       });
     }
-    function satisfies5(version2, specifier, options2 = {}) {
+    function satisfies3(version2, specifier, options2 = {}) {
       const filtered = pick2([version2], specifier, options2);
       return filtered.length === 1;
     }
@@ -7799,7 +7799,7 @@ var require_specifier = __commonJS({
         if (spec2.epoch) {
           compatiblePrefix = spec2.epoch + "!" + compatiblePrefix;
         }
-        return satisfies5(version2, `>=${spec2.version}, ==${compatiblePrefix}`, {
+        return satisfies3(version2, `>=${spec2.version}, ==${compatiblePrefix}`, {
           prereleases: spec2.prereleases
         });
       }
@@ -7990,7 +7990,7 @@ var require_pep440 = __commonJS({
       maxSatisfying,
       minSatisfying,
       RANGE_PATTERN,
-      satisfies: satisfies5,
+      satisfies: satisfies3,
       validRange: validRange2
     } = require_specifier();
     var { major, minor, patch, inc } = require_semantic();
@@ -8017,7 +8017,7 @@ var require_pep440 = __commonJS({
       maxSatisfying,
       minSatisfying,
       RANGE_PATTERN,
-      satisfies: satisfies5,
+      satisfies: satisfies3,
       validRange: validRange2,
       // semantic
       major,
@@ -35178,8 +35178,8 @@ var Answers = class {
   }
 };
 function memoize(compute, limit = 4096) {
-  const answers = new Answers(limit);
-  return (key) => answers.of(key, compute);
+  const answers2 = new Answers(limit);
+  return (key) => answers2.of(key, compute);
 }
 
 // src/knowledge/versions.ts
@@ -35543,8 +35543,20 @@ function isScratch(ref) {
   return !ref.registry && ref.repository === "scratch";
 }
 
-// src/knowledge/index.ts
+// src/util/pep440.ts
 var import_pep4402 = __toESM(require_pep440(), 1);
+var answers = new Answers(8192);
+function satisfiesPep440(version2, specifier, prereleases = false) {
+  return answers.of(`${prereleases ? "+" : "-"}${specifier}\0${version2}`, () => {
+    try {
+      return (0, import_pep4402.satisfies)(version2, specifier, prereleases ? { prereleases: true } : void 0);
+    } catch {
+      return void 0;
+    }
+  });
+}
+
+// src/knowledge/index.ts
 function loadData() {
   return {
     drivers: CudaDrivers.parse(cuda_drivers_default),
@@ -36185,11 +36197,7 @@ function cudaMajorOf(version2) {
   return Number.parseInt(version2, 10);
 }
 function safeSatisfies(version2, range) {
-  try {
-    return (0, import_pep4402.satisfies)(version2, range);
-  } catch {
-    return false;
-  }
+  return satisfiesPep440(version2, range) ?? false;
 }
 function normalizeGpuName(name) {
   return name.toUpperCase().replace(/\b(NVIDIA|TESLA|GEFORCE|QUADRO)\b/g, " ").replace(/[\s_-]+/g, " ").trim();
@@ -38323,7 +38331,7 @@ function stripComment(value) {
   return (hash2 ? value.slice(0, hash2.index) : value).trim();
 }
 function isExplicitSpec(text2) {
-  return EXPLICIT.test(text2);
+  return text2.includes("@EXPLICIT") && EXPLICIT.test(text2);
 }
 var EXPLICIT = /^@EXPLICIT[ \t]*\r?$/m;
 function parseExplicitSpec(path, text2, source, sink) {
@@ -46501,7 +46509,6 @@ function cudaFromPythonName(name) {
 }
 
 // src/analysis/torch-build.ts
-var import_pep4403 = __toESM(require_pep440(), 1);
 var NO_BUILDS = /* @__PURE__ */ new Set();
 function releaseFor(kb, pkg, version2) {
   if (pkg.name === "torch") return kb.torchRelease(version2);
@@ -46624,11 +46631,7 @@ function computePypiWins(name, specifier, tag, kb) {
   return { newest: versionOf(newest), release: newest, ...onIndex ? { newestOnIndex: versionOf(onIndex) } : {} };
 }
 function satisfiesSpec(version2, specifier) {
-  try {
-    return (0, import_pep4403.satisfies)(version2, specifier.replace(/\s+/g, ""));
-  } catch {
-    return false;
-  }
+  return satisfiesPep440(version2, specifier.replace(/\s+/g, "")) ?? false;
 }
 function compareVersions(a, b) {
   return compareDotted(a, b);
@@ -47002,8 +47005,9 @@ var MAY_CLAIM = /^(nvidia-|cupy-|cuda|jax|tensorflow|pytorch-cuda|cudatoolkit|on
 function packageClaims(file2, pkg, kb, claims) {
   if (pkg.ecosystem === "pip" && !pkg.localLabel && !pkg.url && !MAY_CLAIM.test(pkg.name) && !pkg.specifier.includes("+"))
     return claims;
-  if (pkg.ecosystem === "conda" && !pkg.build && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name) && !CUDA_SELECTOR.test(pkg.name))
+  if (pkg.ecosystem === "conda" && !(pkg.localLabel && pkg.build) && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name) && !CUDA_SELECTOR.test(pkg.name))
     return claims;
+  if (pkg.ecosystem === "apt" && !pkg.localLabel && !cudaFromAptName(pkg.name)) return claims;
   const subject = withAlternative(file2, pkg.context, describePackage(pkg));
   const claimOf = (kind, cuda, precision, more) => cudaClaim({
     kind,
@@ -47647,9 +47651,6 @@ function torchPage(url2) {
   }
   return void 0;
 }
-
-// src/analysis/units.ts
-var import_pep4404 = __toESM(require_pep440(), 1);
 
 // src/analysis/dockerfile-index.ts
 var NO_PYTHONS = [];
@@ -48424,11 +48425,7 @@ function baseImages(root) {
 var baseImagesOf = /* @__PURE__ */ new WeakMap();
 function admitsInstalled(specifier, version2) {
   if (specifier.trim() === "") return true;
-  try {
-    return (0, import_pep4404.satisfies)(version2.replace(/\+.*$/, ""), specifier.replace(/\s+/g, ""), { prereleases: true });
-  } catch {
-    return false;
-  }
+  return satisfiesPep440(version2.replace(/\+.*$/, ""), specifier.replace(/\s+/g, ""), true) ?? false;
 }
 function readsUnread(invocation) {
   let includes = 0;
@@ -48480,11 +48477,7 @@ function stageContexts(root, stage) {
   return byStage.get(stage) ?? [];
 }
 function admits(specifier, version2) {
-  try {
-    return (0, import_pep4404.satisfies)(version2.replace(/\+.*$/, ""), specifier.replace(/\s+/g, ""));
-  } catch {
-    return true;
-  }
+  return satisfiesPep440(version2.replace(/\+.*$/, ""), specifier.replace(/\s+/g, "")) ?? true;
 }
 function rangedTorchClaim(file2, pkg, invocation, kb) {
   if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || !pkg.specifier.trim() || pkg.specifier.includes("+"))
@@ -50071,8 +50064,8 @@ function productMatch(requirement, pool, kb) {
     return a === b ? "yes" : "no";
   };
   const perGpu = pool.gpus.map((gpu) => {
-    const answers = requirement.values.map((value) => same(gpu, value));
-    return answers.includes("yes") ? "yes" : answers.every((answer) => answer === "no") ? "no" : "unknown";
+    const answers2 = requirement.values.map((value) => same(gpu, value));
+    return answers2.includes("yes") ? "yes" : answers2.every((answer) => answer === "no") ? "no" : "unknown";
   });
   if (requirement.operator === "In")
     return perGpu.includes("yes") ? "yes" : perGpu.every((m) => m === "no") ? "no" : "unknown";
@@ -51883,7 +51876,7 @@ var rule_default14 = defineRule({
 });
 
 // rules/package-not-allowed/rule.ts
-var import_pep4405 = __toESM(require_pep440(), 1);
+var import_pep4406 = __toESM(require_pep440(), 1);
 var rule_default15 = defineRule({
   id: "package-not-allowed",
   description: "Pinned package versions are on the baseline allow-list",
@@ -51927,8 +51920,8 @@ var rule_default15 = defineRule({
 function matches2(version2, entry) {
   try {
     if (/[<>=!~*,]/.test(entry))
-      return (0, import_pep4405.satisfies)(version2, entry.includes("*") && !/[<>=!~]/.test(entry) ? `==${entry}` : entry);
-    return (0, import_pep4405.eq)(version2, entry);
+      return (0, import_pep4406.satisfies)(version2, entry.includes("*") && !/[<>=!~]/.test(entry) ? `==${entry}` : entry);
+    return (0, import_pep4406.eq)(version2, entry);
   } catch {
     return version2 === entry;
   }
@@ -52090,7 +52083,7 @@ var rule_default17 = defineRule({
 });
 
 // rules/prerelease/rule.ts
-var import_pep4406 = __toESM(require_pep440(), 1);
+var import_pep4407 = __toESM(require_pep440(), 1);
 var FORBIDDEN = "The baseline sets prerelease: forbid. Pre-release builds (rc, dev, nightly, /whl/test) change without notice and are not supported; use a released version.";
 var rule_default18 = defineRule({
   id: "prerelease",
@@ -52142,7 +52135,7 @@ var rule_default18 = defineRule({
 });
 var safeParse3 = memoize((version2) => {
   try {
-    return (0, import_pep4406.parse)(version2);
+    return (0, import_pep4407.parse)(version2);
   } catch {
     return null;
   }
@@ -53106,7 +53099,7 @@ function servingPartners(index, path) {
 }
 
 // src/plan/plan.ts
-var import_pep4407 = __toESM(require_pep440(), 1);
+var import_pep4408 = __toESM(require_pep440(), 1);
 
 // src/verify.ts
 function linkedWithin(files) {
@@ -53868,7 +53861,7 @@ function familyVersion(name, pkg, { from: current, to: release, tag }, kb) {
   const own2 = pins.filter((row) => row.version === publicVersion(pkg.exact));
   if (!own2.some((row) => serves2(row, current.version))) return void 0;
   if (own2.some((row) => serves2(row, release.version))) return void 0;
-  const next = pins.filter((row) => serves2(row, release.version) && row.confidence !== "unverified").map((row) => row.version).sort(import_pep4407.compare).at(-1);
+  const next = pins.filter((row) => serves2(row, release.version) && row.confidence !== "unverified").map((row) => row.version).sort(import_pep4408.compare).at(-1);
   return next ?? null;
 }
 function libraryVersion(name, pkg, cuda, kb) {
@@ -53877,7 +53870,7 @@ function libraryVersion(name, pkg, cuda, kb) {
   const major = Number(cudaMajor(cuda));
   const own2 = kb.cudaLibraries(name, version2);
   if (!own2 || own2.cudaMajors.includes(major)) return void 0;
-  const next = kb.cudaLibraryRows(name).filter((row) => row.cudaMajors.includes(major) && row.confidence !== "unverified").map((row) => /^>=\s*([^,\s]+)/.exec(row.versions)?.[1]).filter((first) => first !== void 0 && (0, import_pep4407.compare)(first, version2) > 0).sort(import_pep4407.compare)[0];
+  const next = kb.cudaLibraryRows(name).filter((row) => row.cudaMajors.includes(major) && row.confidence !== "unverified").map((row) => /^>=\s*([^,\s]+)/.exec(row.versions)?.[1]).filter((first) => first !== void 0 && (0, import_pep4408.compare)(first, version2) > 0).sort(import_pep4408.compare)[0];
   return next ?? null;
 }
 function withEdits(file2, edits) {

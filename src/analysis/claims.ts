@@ -625,14 +625,17 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, cl
     !pkg.specifier.includes('+')
   )
     return claims;
+  // A conda package claims only through these four (condaClaims): a build string without a CUDA label says nothing.
   if (
     pkg.ecosystem === 'conda' &&
-    !pkg.build &&
+    !(pkg.localLabel && pkg.build) &&
     !pkg.channel &&
     !CONDA_CUDA_PACKAGES.has(pkg.name) &&
     !CUDA_SELECTOR.test(pkg.name)
   )
     return claims;
+  // An apt package claims by its name (`cuda-nvcc-12-4`, `libcudnn8`) or a version label (aptClaims); most do neither.
+  if (pkg.ecosystem === 'apt' && !pkg.localLabel && !cudaFromAptName(pkg.name)) return claims;
   const subject = withAlternative(file, pkg.context, describePackage(pkg));
   const claimOf: ClaimOf = (kind, cuda, precision, more) =>
     cudaClaim({

@@ -1,6 +1,6 @@
 import type { IndexFact, PackageFact } from '../parsers/facts.js';
 import type { KnowledgeBase, TorchRelease } from '../knowledge/index.js';
-import { satisfies } from '@renovatebot/pep440';
+import { satisfiesPep440 } from '../util/pep440.js';
 import { cudaFromTag, publicVersion, tagFromCuda } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
 import { cudaFromLabel, cudaFromUrl, isCpuUrl, isPypiIndex, isPytorchIndex } from './cuda-labels.js';
@@ -233,11 +233,7 @@ function computePypiWins(name: string, specifier: string, tag: string, kb: Knowl
 }
 
 function satisfiesSpec(version: string, specifier: string): boolean {
-  try {
-    return satisfies(version, specifier.replace(/\s+/g, ''));
-  } catch {
-    return false;
-  }
+  return satisfiesPep440(version, specifier.replace(/\s+/g, '')) ?? false;
 }
 
 function compareVersions(a: string, b: string): number {

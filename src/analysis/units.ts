@@ -1,4 +1,4 @@
-import { satisfies } from '@renovatebot/pep440';
+import { satisfiesPep440 } from '../util/pep440.js';
 import { formatOf, hasSelections } from '../parsers/formats.js';
 import type {
   ContainerFact,
@@ -791,11 +791,7 @@ const baseImagesOf = new WeakMap<ParsedFile, Map<number, ImageFact>>();
 /** Whether a requirement is met by a version already installed: a pre-release installed counts (PEP 440). */
 function admitsInstalled(specifier: string, version: string): boolean {
   if (specifier.trim() === '') return true;
-  try {
-    return satisfies(version.replace(/\+.*$/, ''), specifier.replace(/\s+/g, ''), { prereleases: true });
-  } catch {
-    return false;
-  }
+  return satisfiesPep440(version.replace(/\+.*$/, ''), specifier.replace(/\s+/g, ''), true) ?? false;
 }
 
 /**
@@ -874,11 +870,7 @@ function stageContexts(root: ParsedFile, stage: number): readonly InstallContext
 
 /** Whether a PEP 440 specifier admits a version (a local label such as +cu126 does not count); true when unreadable. */
 function admits(specifier: string, version: string): boolean {
-  try {
-    return satisfies(version.replace(/\+.*$/, ''), specifier.replace(/\s+/g, ''));
-  } catch {
-    return true;
-  }
+  return satisfiesPep440(version.replace(/\+.*$/, ''), specifier.replace(/\s+/g, '')) ?? true;
 }
 
 /**

@@ -40,7 +40,7 @@ import type {
   TensorflowRelease,
   TorchRelease,
 } from './schema.js';
-import { satisfies } from '@renovatebot/pep440';
+import { satisfiesPep440 } from '../util/pep440.js';
 
 export type {
   ArchBuild,
@@ -907,11 +907,7 @@ function cudaMajorOf(version: string): number {
 }
 
 function safeSatisfies(version: string, range: string): boolean {
-  try {
-    return satisfies(version, range);
-  } catch {
-    return false;
-  }
+  return satisfiesPep440(version, range) ?? false;
 }
 
 /** Upper case, vendor words dropped, separators collapsed to one space. */

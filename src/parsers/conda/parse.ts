@@ -73,7 +73,7 @@ function stripComment(value: Mapped): Mapped {
  * (docs.conda.io, "Building identical conda environments").
  */
 export function isExplicitSpec(text: string): boolean {
-  return EXPLICIT.test(text);
+  return text.includes('@EXPLICIT') && EXPLICIT.test(text);
 }
 
 const EXPLICIT = /^@EXPLICIT[ \t]*\r?$/m;
