@@ -35557,20 +35557,20 @@ function satisfiesPep440(version2, specifier, prereleases = false) {
 }
 
 // src/knowledge/index.ts
-function loadData() {
+function bundledData() {
   return {
-    drivers: CudaDrivers.parse(cuda_drivers_default),
-    pytorch: PyTorch.parse(pytorch_default),
-    archs: PyTorchArchs.parse(pytorch_archs_default),
-    companions: Companions.parse(companions_default),
-    gpus: Gpus.parse(gpus_default),
-    images: Images.parse(images_default),
-    conda: Conda.parse(conda_default),
-    tensorflow: Tensorflow.parse(tensorflow_default),
-    cudnn: Cudnn.parse(cudnn_default),
-    nvidiaWheels: NvidiaWheels.parse(nvidia_wheels_default),
-    gpuStacks: GpuStacks.parse(gpu_stacks_default),
-    python: Python.parse(python_default)
+    drivers: cuda_drivers_default,
+    pytorch: pytorch_default,
+    archs: pytorch_archs_default,
+    companions: companions_default,
+    gpus: gpus_default,
+    images: images_default,
+    conda: conda_default,
+    tensorflow: tensorflow_default,
+    cudnn: cudnn_default,
+    nvidiaWheels: nvidia_wheels_default,
+    gpuStacks: gpu_stacks_default,
+    python: python_default
   };
 }
 var KnowledgeBase = class _KnowledgeBase {
@@ -35606,7 +35606,7 @@ var KnowledgeBase = class _KnowledgeBase {
   }
   /** What this check read of its images from their registries (src/images), by image key. */
   images;
-  constructor(data = loadData(), images = {}) {
+  constructor(data = bundledData(), images = {}) {
     this.data = data;
     this.images = images;
     this.releasesByVersion = new Map(data.drivers.releases.map((row) => [row.version, row]));

@@ -61,6 +61,7 @@ export type {
 };
 
 /** Validate every data file; throws (at load, and in tests) when a file does not match its schema. */
+/** The bundled knowledge base, each file checked against its schema (the tests; bundledData is what a check reads). */
 export function loadData() {
   return {
     drivers: schema.CudaDrivers.parse(cudaDriversData),
@@ -79,6 +80,30 @@ export function loadData() {
 }
 
 export type KnowledgeData = ReturnType<typeof loadData>;
+
+/**
+ * The bundled knowledge base as a check reads it: the JSON files as they are, without checking them against their
+ * schemas again on every run (that took 40–50 ms of each process's start, more than the rest of a small check's
+ * set-up). The files are part of the bundle, so what a run reads is what the tests checked: test/knowledge's
+ * "the bundled data is what its schemas read" holds that loadData() gives these very values (no schema adds a
+ * default or changes a value), so trusting them here is the same as checking them.
+ */
+export function bundledData(): KnowledgeData {
+  return {
+    drivers: cudaDriversData,
+    pytorch: pytorchData,
+    archs: archsData,
+    companions: companionsData,
+    gpus: gpusData,
+    images: imagesData,
+    conda: condaData,
+    tensorflow: tensorflowData,
+    cudnn: cudnnData,
+    nvidiaWheels: nvidiaWheelsData,
+    gpuStacks: gpuStacksData,
+    python: pythonData,
+  } as unknown as KnowledgeData;
+}
 
 export interface DriverNeed {
   /** The CUDA version asked about. */
@@ -165,7 +190,7 @@ export class KnowledgeBase {
   /** What this check read of its images from their registries (src/images), by image key. */
   private readonly images: ImageLookups;
 
-  constructor(data: KnowledgeData = loadData(), images: ImageLookups = {}) {
+  constructor(data: KnowledgeData = bundledData(), images: ImageLookups = {}) {
     this.data = data;
     this.images = images;
     this.releasesByVersion = new Map(data.drivers.releases.map((row) => [row.version, row]));

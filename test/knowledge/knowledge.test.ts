@@ -1,12 +1,24 @@
 /** Table tests for the knowledge base: the important rows, written as in their sources. */
 import { describe, expect, it } from 'vitest';
-import { cite, defaultKnowledgeBase, KnowledgeBase, latestCudaPatch, loadData } from '../../src/knowledge/index.js';
+import {
+  bundledData,
+  cite,
+  defaultKnowledgeBase,
+  KnowledgeBase,
+  latestCudaPatch,
+  loadData,
+} from '../../src/knowledge/index.js';
 
 const kb = defaultKnowledgeBase();
 
 describe('data files', () => {
   it('validate against their schemas', () => {
     expect(() => loadData()).not.toThrow();
+  });
+
+  it('the bundled data is what its schemas read, so a check may read it unchecked (bundledData)', () => {
+    // A schema that added a default or changed a value would make the two differ: then bundledData must parse.
+    expect(bundledData()).toStrictEqual(loadData());
   });
 
   it('carry a source and a retrieval date on every record', () => {
