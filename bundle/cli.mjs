@@ -55304,7 +55304,10 @@ function runJobs(script, jobs) {
         cudaGatekeeperThread: { job, port: port2, done },
         cudaGatekeeperScript: pathToFileURL(script).href
       },
-      transferList: [port2]
+      transferList: [port2],
+      // Young generations as large as bin/cuda-gatekeeper.js gives the CLI's own thread: semi-spaces of 32 MB copy
+      // fewer survivors of a large file's parse (docs/performance.md).
+      resourceLimits: { maxYoungGenerationSizeMb: 96 }
     });
     worker.unref();
     return { port: port1, flag: new Int32Array(done) };

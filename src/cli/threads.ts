@@ -117,6 +117,9 @@ function runJobs(script: string, jobs: readonly TreeJob[]): TreeResult[] {
         cudaGatekeeperScript: pathToFileURL(script).href,
       },
       transferList: [port2],
+      // Young generations as large as bin/cuda-gatekeeper.js gives the CLI's own thread: semi-spaces of 32 MB copy
+      // fewer survivors of a large file's parse (docs/performance.md).
+      resourceLimits: { maxYoungGenerationSizeMb: 96 },
     });
     worker.unref();
     return { port: port1, flag: new Int32Array(done) };
