@@ -14789,26 +14789,32 @@ var import_yaml = __toESM(require_dist(), 1);
 var SourceText = class {
   path;
   text;
-  /** Exactly as long as the file has lines, and no objects for the collector to visit: sources are kept all run. */
-  lineStarts;
+  /**
+   * Exactly as long as the file has lines, and no objects for the collector to visit: sources are kept all run. Made
+   * when a position is first asked for: most files of a large check are said nothing about.
+   */
+  starts;
   constructor(path, text2) {
     this.path = path;
     this.text = text2;
-    this.lineStarts = computeLineStarts(text2);
+  }
+  get lineStarts() {
+    return this.starts ??= computeLineStarts(this.text);
   }
   get lineCount() {
     return this.lineStarts.length;
   }
   position(offset) {
     const clamped = Math.max(0, Math.min(offset, this.text.length));
+    const starts = this.lineStarts;
     let low = 0;
-    let high = this.lineStarts.length - 1;
+    let high = starts.length - 1;
     while (low < high) {
       const mid = low + high + 1 >> 1;
-      if ((this.lineStarts[mid] ?? 0) <= clamped) low = mid;
+      if ((starts[mid] ?? 0) <= clamped) low = mid;
       else high = mid - 1;
     }
-    return { line: low + 1, column: clamped - (this.lineStarts[low] ?? 0) + 1, offset: clamped };
+    return { line: low + 1, column: clamped - (starts[low] ?? 0) + 1, offset: clamped };
   }
   location(start, end) {
     return { path: this.path, start: this.position(start), end: this.position(Math.max(start, end)) };
@@ -36576,8 +36582,9 @@ function isLocalProject(text2) {
   return /[/\\]/.test(head2) && !/[<>=!~@:]/.test(head2);
 }
 function isArchivePath(text2) {
-  return text2.includes(".") && !text2.includes("@") && ARCHIVE.test(withoutExtras(text2.split(";")[0].trim()));
+  return ARCHIVE_HINT.test(text2) && !text2.includes("@") && ARCHIVE.test(withoutExtras(text2.split(";")[0].trim()));
 }
+var ARCHIVE_HINT = /\.(?:whl|tar|tgz|zip)/i;
 function pathExtras(path) {
   const match = path.endsWith("]") ? /\[([^\]]*)\]$/.exec(path) : null;
   return match ? { path: path.slice(0, match.index), extras: match[1] } : { path };

@@ -132,8 +132,11 @@ export function isLocalProject(text: string): boolean {
  * makes it a `name @ url` requirement. (Wheels are read by the wheel test.)
  */
 function isArchivePath(text: string): boolean {
-  return text.includes('.') && !text.includes('@') && ARCHIVE.test(withoutExtras(text.split(';')[0]!.trim()));
+  // An archive's name has one of ARCHIVE's extensions somewhere: most requirements (`numpy==1.26.4`) have none.
+  return ARCHIVE_HINT.test(text) && !text.includes('@') && ARCHIVE.test(withoutExtras(text.split(';')[0]!.trim()));
 }
+
+const ARCHIVE_HINT = /\.(?:whl|tar|tgz|zip)/i;
 
 /** A local path and the extras pip strips from it (`./pkg-1.0-py3-none-any.whl[all]`; pip's `_strip_extras`). */
 function pathExtras(path: string): { path: string; extras?: string } {

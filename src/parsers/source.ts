@@ -4,13 +4,19 @@ import type { Location, Position } from '../finding.js';
 export class SourceText {
   readonly path: string;
   readonly text: string;
-  /** Exactly as long as the file has lines, and no objects for the collector to visit: sources are kept all run. */
-  private readonly lineStarts: Int32Array;
+  /**
+   * Exactly as long as the file has lines, and no objects for the collector to visit: sources are kept all run. Made
+   * when a position is first asked for: most files of a large check are said nothing about.
+   */
+  private starts: Int32Array | undefined;
 
   constructor(path: string, text: string) {
     this.path = path;
     this.text = text;
-    this.lineStarts = computeLineStarts(text);
+  }
+
+  private get lineStarts(): Int32Array {
+    return (this.starts ??= computeLineStarts(this.text));
   }
 
   get lineCount(): number {
@@ -19,14 +25,15 @@ export class SourceText {
 
   position(offset: number): Position {
     const clamped = Math.max(0, Math.min(offset, this.text.length));
+    const starts = this.lineStarts;
     let low = 0;
-    let high = this.lineStarts.length - 1;
+    let high = starts.length - 1;
     while (low < high) {
       const mid = (low + high + 1) >> 1;
-      if ((this.lineStarts[mid] ?? 0) <= clamped) low = mid;
+      if ((starts[mid] ?? 0) <= clamped) low = mid;
       else high = mid - 1;
     }
-    return { line: low + 1, column: clamped - (this.lineStarts[low] ?? 0) + 1, offset: clamped };
+    return { line: low + 1, column: clamped - (starts[low] ?? 0) + 1, offset: clamped };
   }
 
   location(start: number, end: number): Location {
