@@ -33,9 +33,10 @@ const readsTree = (args[0] === 'check' || args[0] === 'plan') && !args.includes(
 
 if (isMainThread && readsTree && process.env.CUDA_GATEKEEPER_MAIN_THREAD !== '1') {
   const given = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
-  if (!/--initial-(old-space|heap)-size/.test(given))
+  // V8 reads a flag's dashes and underscores alike.
+  if (!/--initial[-_](old[-_]space|heap)[-_]size/.test(given))
     v8.setFlagsFromString(`--initial-old-space-size=${INITIAL_OLD_SPACE_MB}`);
-  const young = /--(max-semi-space|semi-space-growth|max-young)/.test(given)
+  const young = /--(max[-_]semi[-_]space|semi[-_]space[-_]growth|max[-_]young)/.test(given)
     ? {}
     : { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } };
   // A reader that stops early (`cuda-gatekeeper rules | head`) closes the pipe: stop quietly, as Unix tools do.

@@ -78,7 +78,17 @@ export function useAppServer(extraEnv: Record<string, string> = {}): AppServer {
     context.fake = new FakeGitHub();
     const listening = await context.fake.listen();
     context.github = listening.server;
-    context.app = await startApp(listening.port, { ...FAKE_PACE_ENV, ...extraEnv });
+    const env = { ...FAKE_PACE_ENV, ...extraEnv };
+    context.app = await startApp(listening.port, env);
+    // The App scans its failed deliveries a second after it starts (scheduleRedelivery, src/github/redeliver.ts):
+    // every test starts after that scan, so none counts its request among those its own deliveries made (a test that
+    // ran within that second once saw it: a flake on a fast machine).
+    if (env.REDELIVER_INTERVAL_MINUTES !== '0')
+      await waitFor(
+        () => context.fake.requests.find((request) => request.path === '/app/hook/deliveries'),
+        20_000,
+        context.app.output,
+      );
   }, 40_000);
   afterAll(async () => {
     context.app?.stop();
