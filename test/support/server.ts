@@ -78,7 +78,7 @@ export function useAppServer(extraEnv: Record<string, string> = {}): AppServer {
     context.fake = new FakeGitHub();
     const listening = await context.fake.listen();
     context.github = listening.server;
-    const env = { ...FAKE_PACE_ENV, ...extraEnv };
+    const env: Record<string, string> = { ...FAKE_PACE_ENV, ...extraEnv };
     context.app = await startApp(listening.port, env);
     // The App scans its failed deliveries a second after it starts (scheduleRedelivery, src/github/redeliver.ts):
     // every test starts after that scan, so none counts its request among those its own deliveries made (a test that
