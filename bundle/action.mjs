@@ -48920,7 +48920,9 @@ function lockedPip(rawName, nameSpan, version2, versionSpan, more = {}) {
     clauses: [{ operator: "==", version: version2, versionSpan }],
     exact: version2,
     ...localLabel ? { localLabel } : {},
-    ...more.url ? { url: more.url.value, urlSpan: textSpan(more.url) } : {}
+    ...more.url ? { url: more.url.value, urlSpan: textSpan(more.url) } : {},
+    ...more.pulledInBy ? { pulledInBy: more.pulledInBy } : {},
+    ...more.context !== void 0 ? { context: more.context } : {}
   });
 }
 function addSelection(sink, selection, entries2) {
@@ -50593,22 +50595,8 @@ function resolve(ref, byName) {
   return candidates.length === 1 ? candidates[0] : void 0;
 }
 function lockedFact(locked, context, through) {
-  const version2 = locked.version.value;
-  const versionSpan = textSpan(locked.version);
-  const plus = version2.indexOf("+");
-  return packageFact({
-    ecosystem: "pip",
-    name: locked.name,
-    rawName: locked.rawName,
-    nameSpan: locked.nameSpan,
-    span: versionSpan,
-    extras: [],
-    specifier: `==${version2}`,
-    specifierSpan: versionSpan,
-    clauses: [{ operator: "==", version: version2, versionSpan }],
-    exact: version2,
-    ...plus >= 0 ? { localLabel: version2.slice(plus + 1) } : {},
-    ...locked.direct ? { url: locked.direct.value, urlSpan: textSpan(locked.direct) } : {},
+  return lockedPip(locked.rawName, locked.nameSpan, locked.version.value, textSpan(locked.version), {
+    ...locked.direct ? { url: locked.direct } : {},
     ...through ? { pulledInBy: [...through].sort() } : {},
     context
   });

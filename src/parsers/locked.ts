@@ -1,7 +1,7 @@
 /**
- * What the pip lock files (poetry.lock, Pipfile.lock, pdm.lock) share: a locked package as a pip fact pinned at its
- * version's characters, and a selection's packages as install contexts, one per source they come from (the lock's
- * registry, which findings on the lock name instead of an edit).
+ * What the pip lock files (poetry.lock, Pipfile.lock, pdm.lock; uv.lock its facts) share: a locked package as a pip
+ * fact pinned at its version's characters, and a selection's packages as install contexts, one per source they come
+ * from (the lock's registry, which findings on the lock name instead of an edit).
  */
 import { packageFact, type FactSink, type PackageFact } from './facts.js';
 import { normalizePythonName } from './python-requirement.js';
@@ -17,7 +17,13 @@ export function lockedPip(
   nameSpan: Span,
   version: string,
   versionSpan: Span,
-  more: { readonly localLabel?: string; readonly url?: TomlString } = {},
+  more: {
+    readonly localLabel?: string;
+    readonly url?: TomlString;
+    /** The packages that pull it in, where the lock records them (uv.lock). */
+    readonly pulledInBy?: readonly string[];
+    readonly context?: number;
+  } = {},
 ): PackageFact {
   const plus = version.indexOf('+');
   const localLabel = plus >= 0 ? version.slice(plus + 1).toLowerCase() : more.localLabel;
@@ -34,6 +40,8 @@ export function lockedPip(
     exact: version,
     ...(localLabel ? { localLabel } : {}),
     ...(more.url ? { url: more.url.value, urlSpan: textSpan(more.url) } : {}),
+    ...(more.pulledInBy ? { pulledInBy: more.pulledInBy } : {}),
+    ...(more.context !== undefined ? { context: more.context } : {}),
   });
 }
 

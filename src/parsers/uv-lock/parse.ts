@@ -12,7 +12,8 @@
  *
  * The lock is never edited: the checks that would rewrite a version say which `uv lock` to run instead (gate.ts).
  */
-import { FactSink, packageFact, type PackageFact, type ParsedFile } from '../facts.js';
+import { FactSink, type PackageFact, type ParsedFile } from '../facts.js';
+import { lockedPip } from '../locked.js';
 import { activeExtras, evaluateMarker, MACHINES, type MarkerEnvironment } from '../markers.js';
 import { normalizePythonName } from '../python-requirement.js';
 import { SourceText, type Span } from '../source.js';
@@ -275,22 +276,8 @@ function resolve(ref: TomlTable, byName: ReadonlyMap<string, readonly Locked[]>)
 }
 
 function lockedFact(locked: Locked, context: number, through: ReadonlySet<string> | undefined): PackageFact {
-  const version = locked.version.value;
-  const versionSpan = textSpan(locked.version);
-  const plus = version.indexOf('+');
-  return packageFact({
-    ecosystem: 'pip',
-    name: locked.name,
-    rawName: locked.rawName,
-    nameSpan: locked.nameSpan,
-    span: versionSpan,
-    extras: [],
-    specifier: `==${version}`,
-    specifierSpan: versionSpan,
-    clauses: [{ operator: '==', version, versionSpan }],
-    exact: version,
-    ...(plus >= 0 ? { localLabel: version.slice(plus + 1) } : {}),
-    ...(locked.direct ? { url: locked.direct.value, urlSpan: textSpan(locked.direct) } : {}),
+  return lockedPip(locked.rawName, locked.nameSpan, locked.version.value, textSpan(locked.version), {
+    ...(locked.direct ? { url: locked.direct } : {}),
     ...(through ? { pulledInBy: [...through].sort() } : {}),
     context,
   });
