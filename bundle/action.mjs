@@ -43068,14 +43068,39 @@ var PREFIXES = /* @__PURE__ */ new Set(["sudo", "env", "time", "exec", "nohup", 
 var RESERVED = /* @__PURE__ */ new Set(["then", "else", "elif", "do", "if", "while", "until", "!", "{"]);
 function stripPrefixes(command) {
   let i = 0;
-  while (i < command.length) {
-    const text2 = command[i].text;
-    if (PREFIXES.has(text2) || RESERVED.has(text2) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(text2) || i > 0 && command[i - 1].text === "sudo" && text2.startsWith("-"))
-      i++;
-    else break;
-  }
+  while (i < command.length && isPrefix(command, i)) i++;
   return command.slice(i);
 }
+function isPrefix(command, i) {
+  const text2 = command[i].text;
+  return PREFIXES.has(text2) || RESERVED.has(text2) || ASSIGNMENT_WORD.test(text2) || i > 0 && command[i - 1].text === "sudo" && text2.startsWith("-");
+}
+var ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*=/;
+function mayInstall(command) {
+  let program;
+  for (let i = 0; i < command.length; i++) {
+    const text2 = command[i].text;
+    if (text2 === "-m" || text2.includes("conda") || text2.includes("forge")) return true;
+    if (text2.includes("pip") && PIP.test(basename(text2))) return true;
+    if (program === void 0 && !isPrefix(command, i)) program = basename(text2);
+  }
+  return program !== void 0 && TOOLS.has(program);
+}
+var TOOLS = /* @__PURE__ */ new Set([
+  "uv",
+  "pixi",
+  "poetry",
+  "pipenv",
+  "pdm",
+  "conda-lock",
+  "conda",
+  "mamba",
+  "micromamba",
+  "apt-get",
+  "apt",
+  "aptitude",
+  "pyenv"
+]);
 function basename(path) {
   return path.slice(path.lastIndexOf("/") + 1);
 }
@@ -44035,7 +44060,7 @@ function readEachAlternative(script, reread, outer) {
     const read = splitScript(slice, bound).commands;
     if (read.length !== 1 || read[0].some((word) => word.unresolved)) return void 0;
     const alternative = `when ${[...combination].map(([name, value]) => `$${name} is '${value.value.text}'`).join(" and ")}`;
-    out.push(read[0].map((word) => ({ ...word, alternative })));
+    out.push(read[0].map((word) => withAlternative(word, alternative)));
   }
   return out;
 }
@@ -44324,10 +44349,41 @@ function readWord(script, startIndex, resolve6, braces, wordEnd) {
   }
   wordEnd.next = i;
   const plain2 = out === void 0 && runStart === startIndex;
-  if (!plain2) out = flushRun(script, out, runStart, i);
-  const mapped = plain2 ? script.slice(startIndex, i) : (out ?? new MappedBuilder()).build();
-  const span = script.site(startIndex, i);
-  return unresolved ? { text: mapped.text, mapped, span, unresolved } : { text: mapped.text, mapped, span };
+  if (plain2) return new ScriptWord(text2.slice(startIndex, i), script, startIndex, i, void 0, unresolved);
+  const mapped = (flushRun(script, out, runStart, i) ?? new MappedBuilder()).build();
+  return new ScriptWord(mapped.text, script, startIndex, i, mapped, unresolved);
+}
+var ScriptWord = class {
+  constructor(text2, script, from, to, mappedOf, unresolved) {
+    this.text = text2;
+    this.script = script;
+    this.from = from;
+    this.to = to;
+    this.mappedOf = mappedOf;
+    this.unresolved = unresolved;
+  }
+  text;
+  script;
+  from;
+  to;
+  mappedOf;
+  unresolved;
+  spanOf;
+  get mapped() {
+    return this.mappedOf ??= this.script.slice(this.from, this.to);
+  }
+  get span() {
+    return this.spanOf ??= this.script.site(this.from, this.to);
+  }
+};
+function withAlternative(word, alternative) {
+  return {
+    text: word.text,
+    mapped: word.mapped,
+    span: word.span,
+    ...word.unresolved ? { unresolved: word.unresolved } : {},
+    alternative
+  };
 }
 function pushPiece(out, piece) {
   (out ??= new MappedBuilder()).pushMapped(piece);
@@ -45302,6 +45358,7 @@ function recordRun({ sink, source, escape, exports }, span, stage, resolve6, pip
     if (!exported) exports.set(stage, exported = []);
     for (const [k, command] of commands.entries()) {
       const words = command[0]?.text.startsWith("--") && command === commands[0] && script === scripts[0] && !heredoc ? dropRunFlags(command) : command;
+      if (!mayInstall(words)) continue;
       const before = sink.contexts.length;
       if (pip?.configure(words)) continue;
       const lock = lockExport(words);
@@ -50955,7 +51012,7 @@ function indexSubject(file2, index) {
   if (written2 === "registry") return `the registry ${index.url}`;
   return `${index.kind === "find-links" ? "--find-links" : `--${index.kind}`} ${index.url}`;
 }
-function withAlternative(file2, context, subject) {
+function withAlternative2(file2, context, subject) {
   const alternative = file2.contexts[context]?.alternative;
   return alternative ? `${subject} (${alternative})` : subject;
 }
@@ -51299,7 +51356,7 @@ function packageClaims(file2, pkg, kb, claims) {
   if (pkg.ecosystem === "conda" && !(pkg.localLabel && pkg.build) && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name) && !CUDA_SELECTOR.test(pkg.name))
     return claims;
   if (pkg.ecosystem === "apt" && !pkg.localLabel && !cudaFromAptName(pkg.name)) return claims;
-  const subject = withAlternative(file2, pkg.context, describePackage(pkg));
+  const subject = withAlternative2(file2, pkg.context, describePackage(pkg));
   const claimOf = (kind, cuda, precision, more) => cudaClaim({
     kind,
     file: file2,
@@ -52846,7 +52903,7 @@ function builtWithTorch(file2, pkg, invocation, hidden, kb) {
     cuda: cuda.split(".")[0],
     precision: "major",
     span: pkg.span,
-    subject: withAlternative(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
+    subject: withAlternative2(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
     package: pkg,
     record: pin
   });
@@ -52928,7 +52985,7 @@ function finishUnit(parts, kb) {
             cuda: build.cuda,
             precision: "minor",
             span: pkg.span,
-            subject: withAlternative(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
+            subject: withAlternative2(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
             package: pkg,
             record: build.release,
             index: build.index
@@ -53376,7 +53433,7 @@ function reportUnknownBuilds(unit, target, report) {
       report({
         messageId: "unknownIndex",
         data: {
-          subject: withAlternative(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
+          subject: withAlternative2(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
           index: index.url,
           target: target.subject,
           expected: claimCuda(target)
@@ -53392,7 +53449,7 @@ function reportUnknownBuilds(unit, target, report) {
     report({
       messageId: "pypiOtherMachine",
       data: {
-        subject: withAlternative(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
+        subject: withAlternative2(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
         machine: build.unknownOnMachine,
         target: target.subject,
         expected: claimCuda(target),

@@ -596,19 +596,58 @@ const RESERVED = new Set(['then', 'else', 'elif', 'do', 'if', 'while', 'until', 
 
 function stripPrefixes(command: Command): Word[] {
   let i = 0;
-  while (i < command.length) {
-    const text = command[i]!.text;
-    if (
-      PREFIXES.has(text) ||
-      RESERVED.has(text) ||
-      /^[A-Za-z_][A-Za-z0-9_]*=/.test(text) ||
-      (i > 0 && command[i - 1]!.text === 'sudo' && text.startsWith('-'))
-    )
-      i++;
-    else break;
-  }
+  while (i < command.length && isPrefix(command, i)) i++;
   return command.slice(i);
 }
+
+/** Whether the word at `i` comes before the program (`sudo -H`, `env`, `then`, `PIP_INDEX_URL=… pip`). */
+function isPrefix(command: Command, i: number): boolean {
+  const text = command[i]!.text;
+  return (
+    PREFIXES.has(text) ||
+    RESERVED.has(text) ||
+    ASSIGNMENT_WORD.test(text) ||
+    (i > 0 && command[i - 1]!.text === 'sudo' && text.startsWith('-'))
+  );
+}
+
+const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*=/;
+
+/**
+ * Whether a command may be one that recordInstallCommand, lockExport or a PipEnv's `configure` reads: a word is pip
+ * (`sudo -H pip config …`, `/opt/venv/bin/pip3 install`), `-m` (`python -m pip`) or names a conda installer (what
+ * recordPython looks for), or the program after the prefixes is another tool they know. Most commands of a RUN
+ * (`mkdir`, `cd`, `rm -rf`, `curl`) are none, and are then not read word by word three times (each reader strips the
+ * prefixes, takes the program's name and tests every word again). test/parsers/installers.test.ts holds that a
+ * command this declines gives those readers nothing, over every RUN of the fixtures and the corpus.
+ */
+export function mayInstall(command: Command): boolean {
+  let program: string | undefined;
+  for (let i = 0; i < command.length; i++) {
+    const text = command[i]!.text;
+    if (text === '-m' || text.includes('conda') || text.includes('forge')) return true;
+    if (text.includes('pip') && PIP.test(basename(text))) return true;
+    if (program === undefined && !isPrefix(command, i)) program = basename(text);
+  }
+  return program !== undefined && TOOLS.has(program);
+}
+
+/** The programs (besides pip, and conda's installers) whose commands the readers above know. */
+const TOOLS: ReadonlySet<string> = new Set([
+  'uv',
+  'pixi',
+  'poetry',
+  'pipenv',
+  'pdm',
+  'conda-lock',
+  'conda',
+  'mamba',
+  'micromamba',
+  'apt-get',
+  'apt',
+  'aptitude',
+  'pyenv',
+]);
 
 function basename(path: string): string {
   return path.slice(path.lastIndexOf('/') + 1);

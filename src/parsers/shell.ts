@@ -304,7 +304,7 @@ function readEachAlternative(
     const read = splitScript(slice, bound).commands;
     if (read.length !== 1 || read[0]!.some((word) => word.unresolved)) return undefined;
     const alternative = `when ${[...combination].map(([name, value]) => `$${name} is '${value.value.text}'`).join(' and ')}`;
-    out.push(read[0]!.map((word) => ({ ...word, alternative })));
+    out.push(read[0]!.map((word) => withAlternative(word, alternative)));
   }
   return out;
 }
@@ -740,10 +740,46 @@ function readWord(
   }
   wordEnd.next = i;
   const plain = out === undefined && runStart === startIndex;
-  if (!plain) out = flushRun(script, out, runStart, i);
-  const mapped = plain ? script.slice(startIndex, i) : (out ?? new MappedBuilder()).build();
-  const span = script.site(startIndex, i);
-  return unresolved ? { text: mapped.text, mapped, span, unresolved } : { text: mapped.text, mapped, span };
+  if (plain) return new ScriptWord(text.slice(startIndex, i), script, startIndex, i, undefined, unresolved);
+  const mapped = (flushRun(script, out, runStart, i) ?? new MappedBuilder()).build();
+  return new ScriptWord(mapped.text, script, startIndex, i, mapped, unresolved);
+}
+
+/**
+ * A word as readWord read it: its text at once, and where it lives in the file (`mapped`, `span`) when first asked.
+ * Most words of a script are never asked (`mkdir -p /src`, the options of `apt-get`): a script has thousands, and
+ * making both for each was a tenth of reading one. A plain word's mapping is the script's own, from `from` to `to`.
+ */
+class ScriptWord implements Word {
+  private spanOf: Span | undefined;
+
+  constructor(
+    readonly text: string,
+    private readonly script: Mapped,
+    private readonly from: number,
+    private readonly to: number,
+    private mappedOf: Mapped | undefined,
+    readonly unresolved: string | undefined,
+  ) {}
+
+  get mapped(): Mapped {
+    return (this.mappedOf ??= this.script.slice(this.from, this.to));
+  }
+
+  get span(): Span {
+    return (this.spanOf ??= this.script.site(this.from, this.to));
+  }
+}
+
+/** A word with the alternative it is read under (`when $X is 'torch'`): its text, mapping and site as they are. */
+function withAlternative(word: Word, alternative: string): Word {
+  return {
+    text: word.text,
+    mapped: word.mapped,
+    span: word.span,
+    ...(word.unresolved ? { unresolved: word.unresolved } : {}),
+    alternative,
+  };
 }
 
 /** `piece` added to a word being built (started here when it is the word's first piece). */

@@ -1,7 +1,7 @@
 import { FactSink, MAY_NOT_RUN, type ImageFact, type ParsedFile } from '../facts.js';
 import { SourceText, type Span } from '../source.js';
 import { parseImageRef } from '../image-ref.js';
-import { installExport, lockExport, recordInstallCommand, type LockExport } from '../installers.js';
+import { installExport, lockExport, mayInstall, recordInstallCommand, type LockExport } from '../installers.js';
 import { PipEnv } from './pip-env.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
 import { expandValue, readCommands, splitCommands, type Resolver, type Variable, type Word } from '../shell.js';
@@ -438,6 +438,7 @@ function recordRun(
         command[0]?.text.startsWith('--') && command === commands[0] && script === scripts[0] && !heredoc
           ? dropRunFlags(command)
           : command;
+      if (!mayInstall(words)) continue;
       const before = sink.contexts.length;
       if (pip?.configure(words)) continue;
       const lock = lockExport(words);
