@@ -43912,8 +43912,8 @@ function splitCommands(script, resolve6) {
   return splitScript(script, resolve6).commands;
 }
 function readCommands(script, resolve6) {
-  const { commands, inBlock, holding } = splitScript(script, resolve6);
-  return { commands, inBlock, holding };
+  const { commands, inBlock, holding, stdout } = splitScript(script, resolve6);
+  return { commands, inBlock, holding, stdout };
 }
 var BLOCK_OPEN = /* @__PURE__ */ new Set(["if", "case", "for", "while", "until", "select"]);
 var BLOCK_CLOSE = /* @__PURE__ */ new Set(["fi", "esac", "done"]);
@@ -43927,6 +43927,7 @@ function splitScript(script, outer) {
   const redirected = [];
   const inBlock = [];
   const holding = [];
+  const stdout = [];
   const locals = /* @__PURE__ */ new Map();
   let referenced;
   const resolve6 = (name) => {
@@ -43939,6 +43940,8 @@ function splitScript(script, outer) {
   let current = [];
   let commandStart = 0;
   let redirect = false;
+  let toStdout = false;
+  let stdoutTarget;
   let before = "";
   let blocks = 0;
   let i = 0;
@@ -43958,6 +43961,7 @@ function splitScript(script, outer) {
       commands.push(current);
       operators.push(operator);
       redirected.push(redirect);
+      stdout.push(stdoutTarget);
       const depth = blocks;
       blocks = track(current, {
         before,
@@ -43975,6 +43979,7 @@ function splitScript(script, outer) {
         commands.pop();
         operators.pop();
         redirected.pop();
+        stdout.pop();
         if (rereads.at(-1)?.index === commands.length) rereads.pop();
       } else {
         const held = within ? paths.certain(depth) : void 0;
@@ -43985,6 +43990,7 @@ function splitScript(script, outer) {
     } else if (operator !== "\n" && operator !== ";") before = operator;
     current = [];
     redirect = false;
+    stdoutTarget = void 0;
     referenced = void 0;
   };
   while (i < text2.length) {
@@ -44009,7 +44015,9 @@ function splitScript(script, outer) {
     }
     const following = text2.charCodeAt(i + 1);
     if (code === GREATER_THAN || code === LESS_THAN || isDigit(code) && (following === GREATER_THAN || following === LESS_THAN)) {
+      const operatorStart = i;
       while (i < text2.length && isRedirectionChar(text2.charCodeAt(i))) i++;
+      toStdout = STDOUT_REDIRECTION.test(text2.slice(operatorStart, i));
       skipNextWord = true;
       redirect = true;
       continue;
@@ -44019,6 +44027,8 @@ function splitScript(script, outer) {
     i = read.next;
     if (skipNextWord) {
       skipNextWord = false;
+      if (toStdout && word && !word.unresolved) stdoutTarget = word.text;
+      toStdout = false;
       continue;
     }
     if (!word) continue;
@@ -44032,12 +44042,14 @@ function splitScript(script, outer) {
     if (expanded) {
       operators.splice(reread.index, 1, ...expanded.map(() => operators[reread.index]));
       redirected.splice(reread.index, 1, ...expanded.map(() => redirected[reread.index]));
+      stdout.splice(reread.index, 1, ...expanded.map(() => stdout[reread.index]));
       inBlock.splice(reread.index, 1, ...expanded.map(() => inBlock[reread.index]));
       holding.splice(reread.index, 1, ...expanded.map(() => holding[reread.index]));
     }
   }
-  return { commands, operators, redirected, inBlock, holding };
+  return { commands, operators, redirected, inBlock, holding, stdout };
 }
+var STDOUT_REDIRECTION = /^[1&]?>(?:>|\|)?$/;
 function readEachAlternative(script, reread, outer) {
   let combinations = [/* @__PURE__ */ new Map()];
   for (const name of reread.names) {
@@ -45111,10 +45123,15 @@ function parseDockerfile(path, text2) {
           );
           break;
         case "COPY":
-        case "ADD":
+        case "ADD": {
+          const before = sink.copies.length;
           recordCopy(sink, instruction, span, Math.max(stage, 0));
-          pipEnvs[stage]?.noteCopy(sink.copies.at(-1));
+          const copy = sink.copies.length > before ? sink.copies.at(-1) : void 0;
+          pipEnvs[stage]?.noteCopy(copy);
+          const from = copy?.fromStage === void 0 ? void 0 : stageOf(copy.fromStage, stageNames, stage);
+          if (copy && from !== void 0) carryExports(reading.exports, copy, Math.max(stage, 0), from);
           break;
+        }
         default:
           break;
       }
@@ -45353,7 +45370,7 @@ function recordRun({ sink, source, escape, exports }, span, stage, resolve6, pip
   }
   for (const script of scripts) {
     if (script.text.includes("pip.")) pip?.noteScript(script.text);
-    const { commands, inBlock, holding } = readCommands(script, resolve6);
+    const { commands, inBlock, holding, stdout } = readCommands(script, resolve6);
     let exported = exports.get(stage);
     if (!exported) exports.set(stage, exported = []);
     for (const [k, command] of commands.entries()) {
@@ -45363,7 +45380,8 @@ function recordRun({ sink, source, escape, exports }, span, stage, resolve6, pip
       if (pip?.configure(words)) continue;
       const lock = lockExport(words);
       if (lock) {
-        exported.push(lock);
+        const output2 = lock.output ?? stdout[k]?.replace(/^\.\//, "");
+        exported.push(output2 === lock.output ? lock : { ...lock, output: output2 });
         continue;
       }
       recordInstallCommand(sink, words, stage);
@@ -45372,7 +45390,7 @@ function recordRun({ sink, source, escape, exports }, span, stage, resolve6, pip
           for (const include of [...context.includes])
             if (include.kind === "requirement" && include.selects === void 0) {
               const target = include.target.replace(/^\.\//, "");
-              const from = exported.find((entry) => entry.output === target) ?? exported.find((entry) => !entry.output);
+              const from = exported.find((entry) => entry.output === target) ?? exported.find((entry) => entry.copied && baseName(entry.output) === baseName(target)) ?? exported.find((entry) => !entry.output);
               if (from) installExport(sink, context, from);
             }
       }
@@ -45386,6 +45404,30 @@ function recordRun({ sink, source, escape, exports }, span, stage, resolve6, pip
       }
     }
   }
+}
+function stageOf(from, stageNames, stage) {
+  const named = stageNames.get(from.toLowerCase());
+  if (named !== void 0) return named < stage ? named : void 0;
+  return /^\d+$/.test(from) && Number(from) < stage ? Number(from) : void 0;
+}
+function carryExports(exports, copy, stage, from) {
+  const exported = exports.get(from);
+  if (!exported?.length) return;
+  for (const source of copy.sources) {
+    const path = source.path.replace(/^\.\//, "");
+    const name = baseName(path);
+    const match = [...exported].reverse().find((entry) => entry.output !== void 0 && (entry.output === path || baseName(entry.output) === name));
+    if (!match) continue;
+    const destination = copy.destination;
+    const folder = destination.replace(/\/+$/, "");
+    const output2 = destination === "." || destination.endsWith("/") ? folder === "." ? name : `${folder}/${name}` : destination.replace(/^\.\//, "");
+    let own2 = exports.get(stage);
+    if (!own2) exports.set(stage, own2 = []);
+    own2.push({ ...match, output: output2, copied: true });
+  }
+}
+function baseName(path) {
+  return path.replace(/\/+$/, "").split("/").pop() ?? path;
 }
 function dropRunFlags(command) {
   let i = 0;
@@ -55952,7 +55994,7 @@ var CopyIndex = class _CopyIndex {
         if (isDirectorySource(path)) this.directories.push(group);
         else if (/[*?[]/.test(path)) this.patterns.push(group);
         else {
-          push(this.byName, baseName(path), group);
+          push(this.byName, baseName2(path), group);
           push(this.byDestination, copy.destination, group);
         }
       }
@@ -56016,7 +56058,7 @@ var CopyIndex = class _CopyIndex {
     const known2 = this.answers.get(key);
     if (known2) return known2;
     const groups = /* @__PURE__ */ new Set([
-      ...this.byName.get(baseName(target)) ?? [],
+      ...this.byName.get(baseName2(target)) ?? [],
       ...this.byDestination.get(target) ?? [],
       ...this.patterns,
       ...this.directories
@@ -56041,15 +56083,15 @@ function push(map2, key, value) {
   if (list) list.push(value);
   else map2.set(key, [value]);
 }
-function baseName(path) {
+function baseName2(path) {
   return path.replace(/\/+$/, "").split("/").pop() ?? path;
 }
 function isDirectorySource(source) {
-  return source === "." || source.endsWith("/") || !/\.[A-Za-z0-9]+$/.test(baseName(source));
+  return source === "." || source.endsWith("/") || !/\.[A-Za-z0-9]+$/.test(baseName2(source));
 }
 function pathInsideCopy(copy, source, target) {
   const destination = copy.destination;
-  const sourceBase = baseName(source);
+  const sourceBase = baseName2(source);
   const targetBase = target.split("/").pop() ?? target;
   if (!isDirectorySource(source)) {
     if (targetBase === sourceBase || target === destination || destination.endsWith("/") && target === `${destination}${sourceBase}`)

@@ -898,6 +898,8 @@ function recordApt(sink: FactSink, args: readonly Word[], stage: number): boolea
  */
 export interface LockExport {
   readonly output?: string;
+  /** Copied from the stage that exported it (`COPY --from`): a `-r` of a file of its name installs it. */
+  readonly copied?: boolean;
   readonly directory: string;
   readonly names: readonly (readonly [name: string, optional: boolean])[];
   readonly selects: readonly string[];

@@ -107,9 +107,12 @@ export function splitCommands(script: Mapped, resolve: Resolver): Command[] {
  * splitCommands, and for each command whether it runs inside an `if`, `case` or loop of the script (`then pip install
  * …`): on some of the script's paths only. A command keeps the reserved word it follows (`then`, `else`, `do`).
  */
-export function readCommands(script: Mapped, resolve: Resolver): Pick<SplitScript, 'commands' | 'inBlock' | 'holding'> {
-  const { commands, inBlock, holding } = splitScript(script, resolve);
-  return { commands, inBlock, holding };
+export function readCommands(
+  script: Mapped,
+  resolve: Resolver,
+): Pick<SplitScript, 'commands' | 'inBlock' | 'holding' | 'stdout'> {
+  const { commands, inBlock, holding, stdout } = splitScript(script, resolve);
+  return { commands, inBlock, holding, stdout };
 }
 
 interface SplitScript {
@@ -122,6 +125,8 @@ interface SplitScript {
   readonly inBlock: boolean[];
   /** For a command inside `if`s that the script's known values make true: their conditions, as written. */
   readonly holding: (readonly string[] | undefined)[];
+  /** The file a command's standard output is redirected to (`> FILE`, `>> FILE`, `1> FILE`), as written. */
+  readonly stdout: (string | undefined)[];
 }
 
 const BLOCK_OPEN = new Set(['if', 'case', 'for', 'while', 'until', 'select']);
@@ -137,6 +142,7 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
   const redirected: boolean[] = [];
   const inBlock: boolean[] = [];
   const holding: (readonly string[] | undefined)[] = [];
+  const stdout: (string | undefined)[] = [];
   const locals = new Map<string, Local>();
   /** The variables with alternative values the command being read refers to. */
   let referenced: Set<string> | undefined;
@@ -151,6 +157,9 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
   let current: Word[] = [];
   let commandStart = 0;
   let redirect = false;
+  /** Whether the word being skipped is the target of a redirection of standard output, and the current command's. */
+  let toStdout = false;
+  let stdoutTarget: string | undefined;
   let before = '';
   let blocks = 0;
   let i = 0;
@@ -171,6 +180,7 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
       commands.push(current);
       operators.push(operator);
       redirected.push(redirect);
+      stdout.push(stdoutTarget);
       const depth = blocks;
       blocks = track(current, {
         before,
@@ -192,6 +202,7 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
         commands.pop();
         operators.pop();
         redirected.pop();
+        stdout.pop();
         if (rereads.at(-1)?.index === commands.length) rereads.pop();
       } else {
         const held = within ? paths.certain(depth) : undefined;
@@ -202,6 +213,7 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
     } else if (operator !== '\n' && operator !== ';') before = operator;
     current = [];
     redirect = false;
+    stdoutTarget = undefined;
     referenced = undefined;
   };
 
@@ -237,7 +249,9 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
       (isDigit(code) && (following === GREATER_THAN || following === LESS_THAN))
     ) {
       // Redirection (`>`, `2>`, `&>`, `<`): skip the operator; its target word is not an argument.
+      const operatorStart = i;
       while (i < text.length && isRedirectionChar(text.charCodeAt(i))) i++;
+      toStdout = STDOUT_REDIRECTION.test(text.slice(operatorStart, i));
       skipNextWord = true;
       redirect = true;
       continue;
@@ -247,6 +261,8 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
     i = read.next;
     if (skipNextWord) {
       skipNextWord = false;
+      if (toStdout && word && !word.unresolved) stdoutTarget = word.text;
+      toStdout = false;
       continue;
     }
     if (!word) continue;
@@ -261,12 +277,16 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
     if (expanded) {
       operators.splice(reread.index, 1, ...expanded.map(() => operators[reread.index]!));
       redirected.splice(reread.index, 1, ...expanded.map(() => redirected[reread.index]!));
+      stdout.splice(reread.index, 1, ...expanded.map(() => stdout[reread.index]));
       inBlock.splice(reread.index, 1, ...expanded.map(() => inBlock[reread.index]!));
       holding.splice(reread.index, 1, ...expanded.map(() => holding[reread.index]));
     }
   }
-  return { commands, operators, redirected, inBlock, holding };
+  return { commands, operators, redirected, inBlock, holding, stdout };
 }
+
+/** The redirections of standard output to a file: `>`, `>>`, `>|`, `1>`, `&>` (not `2>`, `>&2`, `<`). */
+const STDOUT_REDIRECTION = /^[1&]?>(?:>|\|)?$/;
 
 /**
  * A command that refers to variables with alternative values, read once per combination of them (at most

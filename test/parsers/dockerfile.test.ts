@@ -551,6 +551,57 @@ describe('a lock exported to a requirements file', () => {
     ]);
   });
 
+  it('is installed from the file standard output went to, and only from that file', () => {
+    expect(includesOf('RUN poetry export -f requirements.txt > req.txt', 'RUN pip install -r ./req.txt')).toEqual([
+      ['poetry.lock', ['the project'], true],
+    ]);
+    expect(includesOf('RUN uv export --frozen 1> req.txt 2> errors.log && pip install -r req.txt')).toEqual([
+      ['uv.lock', ['the project'], true],
+    ]);
+    // Redirected to another file than the one installed; standard error is not the export.
+    expect(includesOf('RUN poetry export > req.txt && pip install -r other.txt')).toEqual([]);
+    expect(includesOf('RUN poetry export 2> req.txt && pip install -r req.txt')).toEqual([
+      ['poetry.lock', ['the project'], true],
+    ]);
+  });
+
+  it("is installed from its copy in another stage (COPY --from, as in FastAPI's recipe)", () => {
+    const builder = (...lines: string[]) =>
+      includesOf(
+        'WORKDIR /tmp',
+        'COPY ./pyproject.toml ./poetry.lock* /tmp/',
+        'RUN poetry export -f requirements.txt --output requirements.txt --without-hashes --with cuda',
+        'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04',
+        ...lines,
+      );
+    const locked = [['poetry.lock', ['the project', 'group cuda'], true]];
+    expect(
+      builder(
+        'COPY --from=base /tmp/requirements.txt /code/requirements.txt',
+        'RUN pip install --no-cache-dir --upgrade -r /code/requirements.txt',
+      ),
+    ).toEqual(locked);
+    // Into a folder, installed by a path relative to the WORKDIR, or named by the stage's index.
+    expect(builder('COPY --from=base /tmp/requirements.txt .', 'RUN pip install -r requirements.txt')).toEqual(locked);
+    expect(builder('COPY --from=0 /tmp/requirements.txt /code/', 'RUN pip install -r requirements.txt')).toEqual(
+      locked,
+    );
+    // Another file of the stage, a stage that exported nothing, or an image's file: not the export.
+    expect(builder('COPY --from=base /tmp/constraints.txt /code/', 'RUN pip install -r /code/constraints.txt')).toEqual(
+      [],
+    );
+    expect(
+      builder('COPY --from=python:3.12 /tmp/requirements.txt /code/', 'RUN pip install -r /code/requirements.txt'),
+    ).toEqual([]);
+    expect(
+      includesOf(
+        'COPY --from=base /tmp/requirements.txt /code/',
+        'RUN poetry export -o requirements.txt',
+        'RUN pip install -r /code/requirements.txt',
+      ),
+    ).toEqual([]);
+  });
+
   it('is not what another file, a project or another stage installs', () => {
     expect(includesOf('RUN poetry export -o requirements.txt && pip install -r other.txt')).toEqual([]);
     expect(

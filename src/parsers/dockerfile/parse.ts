@@ -1,4 +1,4 @@
-import { FactSink, MAY_NOT_RUN, type ImageFact, type ParsedFile } from '../facts.js';
+import { FactSink, MAY_NOT_RUN, type CopyFact, type ImageFact, type ParsedFile } from '../facts.js';
 import { SourceText, type Span } from '../source.js';
 import { parseImageRef } from '../image-ref.js';
 import { installExport, lockExport, mayInstall, recordInstallCommand, type LockExport } from '../installers.js';
@@ -106,10 +106,15 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           );
           break;
         case 'COPY':
-        case 'ADD':
+        case 'ADD': {
+          const before = sink.copies.length;
           recordCopy(sink, instruction, span, Math.max(stage, 0));
-          pipEnvs[stage]?.noteCopy(sink.copies.at(-1));
+          const copy = sink.copies.length > before ? sink.copies.at(-1) : undefined;
+          pipEnvs[stage]?.noteCopy(copy);
+          const from = copy?.fromStage === undefined ? undefined : stageOf(copy.fromStage, stageNames, stage);
+          if (copy && from !== undefined) carryExports(reading.exports, copy, Math.max(stage, 0), from);
           break;
+        }
         default:
           break;
       }
@@ -428,7 +433,7 @@ function recordRun(
   }
   for (const script of scripts) {
     if (script.text.includes('pip.')) pip?.noteScript(script.text);
-    const { commands, inBlock, holding } = readCommands(script, resolve);
+    const { commands, inBlock, holding, stdout } = readCommands(script, resolve);
     // An export and the install of its file are often two RUNs of one stage.
     let exported = exports.get(stage);
     if (!exported) exports.set(stage, (exported = []));
@@ -443,7 +448,9 @@ function recordRun(
       if (pip?.configure(words)) continue;
       const lock = lockExport(words);
       if (lock) {
-        exported.push(lock);
+        // `poetry export -f requirements.txt > requirements.txt`: the file standard output goes to is the export's.
+        const output = lock.output ?? stdout[k]?.replace(/^\.\//, '');
+        exported.push(output === lock.output ? lock : { ...lock, output });
         continue;
       }
       recordInstallCommand(sink, words, stage);
@@ -455,7 +462,10 @@ function recordRun(
           for (const include of [...context.includes])
             if (include.kind === 'requirement' && include.selects === undefined) {
               const target = include.target.replace(/^\.\//, '');
-              const from = exported.find((entry) => entry.output === target) ?? exported.find((entry) => !entry.output);
+              const from =
+                exported.find((entry) => entry.output === target) ??
+                exported.find((entry) => entry.copied && baseName(entry.output!) === baseName(target)) ??
+                exported.find((entry) => !entry.output);
               if (from) installExport(sink, context, from);
             }
       // A command read once per value of a variable says which; one inside an `if`, `case` or loop says so.
@@ -469,6 +479,49 @@ function recordRun(
       }
     }
   }
+}
+
+/** The stage a `COPY --from` names (its name, or its index), if it is an earlier stage of this file. */
+function stageOf(from: string, stageNames: ReadonlyMap<string, number>, stage: number): number | undefined {
+  const named = stageNames.get(from.toLowerCase());
+  if (named !== undefined) return named < stage ? named : undefined;
+  return /^\d+$/.test(from) && Number(from) < stage ? Number(from) : undefined;
+}
+
+/**
+ * A `COPY --from=STAGE` of the file a lock was exported to in that stage (FastAPI's recipe: `poetry export -o
+ * requirements.txt` in a first stage, `COPY --from=requirements-stage /tmp/requirements.txt /code/requirements.txt`
+ * and `pip install -r /code/requirements.txt` in the last): the export is this stage's too, at the destination. A
+ * source is the exported file when it is that path or has its name, as a COPY from the build context is matched
+ * (links.ts); a later `-r` matches the destination the same way, since WORKDIR is not followed.
+ */
+function carryExports(exports: Map<number, LockExport[]>, copy: CopyFact, stage: number, from: number): void {
+  const exported = exports.get(from);
+  if (!exported?.length) return;
+  for (const source of copy.sources) {
+    const path = source.path.replace(/^\.\//, '');
+    const name = baseName(path);
+    // The last export to it: a later one overwrote the file.
+    const match = [...exported]
+      .reverse()
+      .find((entry) => entry.output !== undefined && (entry.output === path || baseName(entry.output) === name));
+    if (!match) continue;
+    const destination = copy.destination;
+    const folder = destination.replace(/\/+$/, '');
+    const output =
+      destination === '.' || destination.endsWith('/')
+        ? folder === '.'
+          ? name
+          : `${folder}/${name}`
+        : destination.replace(/^\.\//, '');
+    let own = exports.get(stage);
+    if (!own) exports.set(stage, (own = []));
+    own.push({ ...match, output, copied: true });
+  }
+}
+
+function baseName(path: string): string {
+  return path.replace(/\/+$/, '').split('/').pop() ?? path;
 }
 
 function dropRunFlags(command: readonly Word[]): Word[] {
