@@ -41101,6 +41101,8 @@ function recordRun({ sink, source, escape, exports }, span, stage, resolve5, pip
   } else {
     scripts = [joinContinuations(source, keywordEnd, span.end, escape)];
   }
+  const flags = heredoc ? Mapped.of(text2.slice(keywordEnd, span.start + heredoc.index), keywordEnd) : scripts[0];
+  if (flags.text.includes("--mount")) for (const copy of bindMounts(flags, stage)) sink.copies.push(copy);
   for (const script of scripts) {
     if (script.text.includes("pip.")) pip?.noteScript(script.text);
     const { commands, inBlock, holding, stdout } = readCommands(script, resolve5);
@@ -41161,6 +41163,35 @@ function carryExports(exports, copy, stage, from) {
 }
 function baseName(path) {
   return path.replace(/\/+$/, "").split("/").pop() ?? path;
+}
+function bindMounts(flags, stage) {
+  const text2 = flags.text;
+  const copies = [];
+  let i = 0;
+  for (; ; ) {
+    while (i < text2.length && /\s/.test(text2[i])) i++;
+    if (!text2.startsWith("--", i)) break;
+    let end = i;
+    while (end < text2.length && !/\s/.test(text2[end])) end++;
+    const flag = text2.slice(i, end);
+    if (flag.startsWith("--mount=")) {
+      const options2 = /* @__PURE__ */ new Map();
+      for (const option of flag.slice("--mount=".length).split(",")) {
+        const eq2 = option.indexOf("=");
+        const key = (eq2 < 0 ? option : option.slice(0, eq2)).toLowerCase();
+        options2.set(key, eq2 < 0 ? "" : option.slice(eq2 + 1).replace(/^(["'])(.*)\1$/, "$2"));
+      }
+      const target = options2.get("target") ?? options2.get("dst") ?? options2.get("destination");
+      const type = options2.get("type") ?? "bind";
+      if (type === "bind" && target && !options2.has("from")) {
+        const span = flags.site(i, end);
+        const source = options2.get("source") ?? options2.get("src") ?? ".";
+        copies.push({ span, stage, sources: [{ path: source.replace(/^\/+/, "") || ".", span }], destination: target });
+      }
+    }
+    i = end;
+  }
+  return copies;
 }
 function dropRunFlags(command) {
   let i = 0;

@@ -397,6 +397,33 @@ describe('Dockerfile parser', () => {
     ]);
   });
 
+  // docs.docker.com/reference/dockerfile/#run---mounttypebind: bind is the default type, `source` the context's root.
+  it("reads a RUN's bind mounts from the build context as copies into that RUN", () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM python:3.12',
+        'RUN --mount=type=cache,target=/root/.cache/pip \\',
+        '    --mount=type=bind,source=requirements.txt,target=/tmp/reqs.txt \\',
+        '    python -m pip install -r /tmp/reqs.txt',
+        'RUN --mount=src=gpu.txt,dst=/gpu.txt --mount=type=bind,target=/src --network=none pip install -r /gpu.txt',
+        'RUN --mount=type=bind,from=builder,source=/out/r.txt,target=/r.txt --mount=type=secret,id=pip,target=/etc/pip.conf pip install -r /r.txt',
+        'RUN --mount=type=bind,source=uv.lock,target=uv.lock <<EOF',
+        'uv sync --frozen',
+        'EOF',
+        'RUN pip install --mount=type=bind,source=x,target=/x -r /x',
+        '',
+      ].join('\n'),
+    );
+    expect(file.copies.map((copy) => [copy.sources.map((source) => source.path), copy.destination])).toEqual([
+      [['requirements.txt'], '/tmp/reqs.txt'],
+      [['gpu.txt'], '/gpu.txt'],
+      [['.'], '/src'],
+      [['uv.lock'], 'uv.lock'],
+    ]);
+    expect(text(file, file.copies[0]!.span)).toBe('--mount=type=bind,source=requirements.txt,target=/tmp/reqs.txt');
+  });
+
   // Docker's "Build variables" page: "Arguments and variables are inherited from parent stages".
   it('a stage inherits ENV and ARG from every stage it builds on, nearest first', () => {
     const file = parseDockerfile(

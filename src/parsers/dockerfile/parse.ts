@@ -431,6 +431,9 @@ function recordRun(
   } else {
     scripts = [joinContinuations(source, keywordEnd, span.end, escape)];
   }
+  // `--mount=type=bind,source=requirements.txt,target=/tmp/requirements.txt`: the RUN reads the file there.
+  const flags = heredoc ? Mapped.of(text.slice(keywordEnd, span.start + heredoc.index), keywordEnd) : scripts[0]!;
+  if (flags.text.includes('--mount')) for (const copy of bindMounts(flags, stage)) sink.copies.push(copy);
   for (const script of scripts) {
     if (script.text.includes('pip.')) pip?.noteScript(script.text);
     const { commands, inBlock, holding, stdout } = readCommands(script, resolve);
@@ -522,6 +525,43 @@ function carryExports(exports: Map<number, LockExport[]>, copy: CopyFact, stage:
 
 function baseName(path: string): string {
   return path.replace(/\/+$/, '').split('/').pop() ?? path;
+}
+
+/**
+ * The bind mounts of a RUN's flags (at the start of `flags`) from the build context, as copies of their sources to
+ * their targets for that RUN (docs.docker.com/reference/dockerfile/#run---mounttypebind: `bind` is the default type;
+ * `target`, `dst` or `destination` is the mount path; `source` is the path in `from`, its root by default; `from`
+ * is the build context unless a stage or image is named, which is not followed here). `docker init`'s Python template
+ * installs its requirements so, as uv's guide does its lock.
+ */
+function bindMounts(flags: Mapped, stage: number): CopyFact[] {
+  const text = flags.text;
+  const copies: CopyFact[] = [];
+  let i = 0;
+  for (;;) {
+    while (i < text.length && /\s/.test(text[i]!)) i++;
+    if (!text.startsWith('--', i)) break;
+    let end = i;
+    while (end < text.length && !/\s/.test(text[end]!)) end++;
+    const flag = text.slice(i, end);
+    if (flag.startsWith('--mount=')) {
+      const options = new Map<string, string>();
+      for (const option of flag.slice('--mount='.length).split(',')) {
+        const eq = option.indexOf('=');
+        const key = (eq < 0 ? option : option.slice(0, eq)).toLowerCase();
+        options.set(key, eq < 0 ? '' : option.slice(eq + 1).replace(/^(["'])(.*)\1$/, '$2'));
+      }
+      const target = options.get('target') ?? options.get('dst') ?? options.get('destination');
+      const type = options.get('type') ?? 'bind';
+      if (type === 'bind' && target && !options.has('from')) {
+        const span = flags.site(i, end);
+        const source = options.get('source') ?? options.get('src') ?? '.';
+        copies.push({ span, stage, sources: [{ path: source.replace(/^\/+/, '') || '.', span }], destination: target });
+      }
+    }
+    i = end;
+  }
+  return copies;
 }
 
 function dropRunFlags(command: readonly Word[]): Word[] {
