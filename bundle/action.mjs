@@ -42649,7 +42649,7 @@ function imageName(reference) {
 }
 
 // src/parsers/installers.ts
-function recordInstallCommand(sink, command, stage) {
+function recordInstallCommand(sink, command, stage, env) {
   const words = stripPrefixes(command);
   const program = basename(words[0]?.text ?? "");
   recordPython(sink, program, words, stage);
@@ -42661,11 +42661,11 @@ function recordInstallCommand(sink, command, stage) {
   if (program === "poetry" && (words[1]?.text === "install" || words[1]?.text === "sync"))
     return recordPoetryInstall(sink, words.slice(2), words, stage);
   if (program === "pipenv" && (words[1]?.text === "sync" || words[1]?.text === "install" && !namesPackage(words.slice(2))))
-    return recordPipenvInstall(sink, words, stage);
+    return recordPipenvInstall(sink, words, stage, pipfileOf(command, words, env));
   const runner = RUNNERS[program];
   const subcommand = runner && skipOptions(words.slice(1), runner);
   if (subcommand?.[0]?.text === "run")
-    return recordInstallCommand(sink, skipOptions(subcommand.slice(1), runner), stage);
+    return recordInstallCommand(sink, skipOptions(subcommand.slice(1), runner), stage, env);
   if ((program === "poetry" || program === "pdm" || program === "uv") && words[1]?.text === "add" || program === "pipenv" && words[1]?.text === "install")
     return recordProjectAdd(sink, program, words, stage);
   if (program === "pdm" && (words[1]?.text === "install" || words[1]?.text === "sync"))
@@ -42673,7 +42673,7 @@ function recordInstallCommand(sink, command, stage) {
   if (program === "conda-lock" && words[1]?.text === "install")
     return recordCondaLockInstall(sink, words.slice(2), words, stage);
   if (/^(conda|mamba|micromamba)$/.test(program)) {
-    if (words[1]?.text === "run") return recordInstallCommand(sink, skipRunOptions(words.slice(2)), stage);
+    if (words[1]?.text === "run") return recordInstallCommand(sink, skipRunOptions(words.slice(2)), stage, env);
     return recordConda(sink, words.slice(1), stage);
   }
   if (/^(apt-get|apt|aptitude)$/.test(program)) return recordApt(sink, words.slice(1), stage);
@@ -42683,7 +42683,7 @@ function recordInstallCommand(sink, command, stage) {
     if (PIP.test(module)) return recordPip(sink, words.slice(m + 2), stage, "pip");
     if (module === "uv" && words[m + 2]?.text === "pip") return recordPip(sink, words.slice(m + 3), stage, "uv");
     if (module === "poetry" || module === "pipenv" || module === "pdm" || module === "uv")
-      return recordInstallCommand(sink, words.slice(m + 1), stage);
+      return recordInstallCommand(sink, words.slice(m + 1), stage, env);
   }
   return false;
 }
@@ -42840,7 +42840,16 @@ function namesPackage(args) {
   }
   return false;
 }
-function recordPipenvInstall(sink, all, stage) {
+function pipfileOf(command, words, env) {
+  const prefix = command.slice(0, command.length - words.length).reverse().find((word) => word.text.startsWith(PIPFILE_IS));
+  if (prefix)
+    return prefix.unresolved ? { unresolved: prefix.unresolved, span: prefix.span } : { path: prefix.text.slice(PIPFILE_IS.length) };
+  const variable = env?.("PIPENV_PIPFILE");
+  if (!variable) return void 0;
+  return "value" in variable ? { path: variable.value.text } : { unresolved: variable.unresolved, span: commandSpan(words) };
+}
+var PIPFILE_IS = "PIPENV_PIPFILE=";
+function recordPipenvInstall(sink, all, stage, pipfile2) {
   const context = addRequirementsContext(sink, "pip", commandSpan(all), { stage });
   const args = all.slice(2);
   const read = optionReader(args);
@@ -42862,10 +42871,28 @@ function recordPipenvInstall(sink, all, stage) {
       )
     )
   ] : [dev ? "dev" : "the project"];
+  const path = pipfile2 && "path" in pipfile2 ? pipfile2.path : void 0;
+  const name = path === void 0 ? "Pipfile" : path.slice(path.lastIndexOf("/") + 1);
+  if (pipfile2 && "unresolved" in pipfile2) {
+    sink.unresolved.push({
+      span: pipfile2.span,
+      text: "PIPENV_PIPFILE",
+      reason: `the Pipfile pipenv installs is PIPENV_PIPFILE's, and ${pipfile2.unresolved}`
+    });
+    return true;
+  }
+  if (name !== "Pipfile") {
+    sink.unresolved.push({
+      span: commandSpan(all),
+      text: `PIPENV_PIPFILE=${path}`,
+      reason: `pipenv installs ${path} (PIPENV_PIPFILE), a Pipfile by another name, which this check does not read`
+    });
+    return true;
+  }
   projectIncludes(
     sink,
     context,
-    ".",
+    path === void 0 ? "." : path.slice(0, path.lastIndexOf("/") + 1) || ".",
     [
       ["Pipfile", false],
       ["Pipfile.lock", true]
@@ -45386,7 +45413,7 @@ function recordRun({ sink, source, escape, exports }, span, stage, resolve6, pip
         exported.push(output2 === lock.output ? lock : { ...lock, output: output2 });
         continue;
       }
-      recordInstallCommand(sink, words, stage);
+      recordInstallCommand(sink, words, stage, resolve6);
       if (exported.length > 0) {
         for (const context of sink.contexts.slice(before))
           for (const include of [...context.includes])

@@ -38382,7 +38382,7 @@ var conda = {
 };
 
 // src/parsers/installers.ts
-function recordInstallCommand(sink, command, stage) {
+function recordInstallCommand(sink, command, stage, env) {
   const words = stripPrefixes(command);
   const program = basename(words[0]?.text ?? "");
   recordPython(sink, program, words, stage);
@@ -38394,11 +38394,11 @@ function recordInstallCommand(sink, command, stage) {
   if (program === "poetry" && (words[1]?.text === "install" || words[1]?.text === "sync"))
     return recordPoetryInstall(sink, words.slice(2), words, stage);
   if (program === "pipenv" && (words[1]?.text === "sync" || words[1]?.text === "install" && !namesPackage(words.slice(2))))
-    return recordPipenvInstall(sink, words, stage);
+    return recordPipenvInstall(sink, words, stage, pipfileOf(command, words, env));
   const runner = RUNNERS[program];
   const subcommand = runner && skipOptions(words.slice(1), runner);
   if (subcommand?.[0]?.text === "run")
-    return recordInstallCommand(sink, skipOptions(subcommand.slice(1), runner), stage);
+    return recordInstallCommand(sink, skipOptions(subcommand.slice(1), runner), stage, env);
   if ((program === "poetry" || program === "pdm" || program === "uv") && words[1]?.text === "add" || program === "pipenv" && words[1]?.text === "install")
     return recordProjectAdd(sink, program, words, stage);
   if (program === "pdm" && (words[1]?.text === "install" || words[1]?.text === "sync"))
@@ -38406,7 +38406,7 @@ function recordInstallCommand(sink, command, stage) {
   if (program === "conda-lock" && words[1]?.text === "install")
     return recordCondaLockInstall(sink, words.slice(2), words, stage);
   if (/^(conda|mamba|micromamba)$/.test(program)) {
-    if (words[1]?.text === "run") return recordInstallCommand(sink, skipRunOptions(words.slice(2)), stage);
+    if (words[1]?.text === "run") return recordInstallCommand(sink, skipRunOptions(words.slice(2)), stage, env);
     return recordConda(sink, words.slice(1), stage);
   }
   if (/^(apt-get|apt|aptitude)$/.test(program)) return recordApt(sink, words.slice(1), stage);
@@ -38416,7 +38416,7 @@ function recordInstallCommand(sink, command, stage) {
     if (PIP.test(module)) return recordPip(sink, words.slice(m + 2), stage, "pip");
     if (module === "uv" && words[m + 2]?.text === "pip") return recordPip(sink, words.slice(m + 3), stage, "uv");
     if (module === "poetry" || module === "pipenv" || module === "pdm" || module === "uv")
-      return recordInstallCommand(sink, words.slice(m + 1), stage);
+      return recordInstallCommand(sink, words.slice(m + 1), stage, env);
   }
   return false;
 }
@@ -38573,7 +38573,16 @@ function namesPackage(args) {
   }
   return false;
 }
-function recordPipenvInstall(sink, all, stage) {
+function pipfileOf(command, words, env) {
+  const prefix = command.slice(0, command.length - words.length).reverse().find((word) => word.text.startsWith(PIPFILE_IS));
+  if (prefix)
+    return prefix.unresolved ? { unresolved: prefix.unresolved, span: prefix.span } : { path: prefix.text.slice(PIPFILE_IS.length) };
+  const variable = env?.("PIPENV_PIPFILE");
+  if (!variable) return void 0;
+  return "value" in variable ? { path: variable.value.text } : { unresolved: variable.unresolved, span: commandSpan(words) };
+}
+var PIPFILE_IS = "PIPENV_PIPFILE=";
+function recordPipenvInstall(sink, all, stage, pipfile2) {
   const context = addRequirementsContext(sink, "pip", commandSpan(all), { stage });
   const args = all.slice(2);
   const read = optionReader(args);
@@ -38595,10 +38604,28 @@ function recordPipenvInstall(sink, all, stage) {
       )
     )
   ] : [dev ? "dev" : "the project"];
+  const path = pipfile2 && "path" in pipfile2 ? pipfile2.path : void 0;
+  const name = path === void 0 ? "Pipfile" : path.slice(path.lastIndexOf("/") + 1);
+  if (pipfile2 && "unresolved" in pipfile2) {
+    sink.unresolved.push({
+      span: pipfile2.span,
+      text: "PIPENV_PIPFILE",
+      reason: `the Pipfile pipenv installs is PIPENV_PIPFILE's, and ${pipfile2.unresolved}`
+    });
+    return true;
+  }
+  if (name !== "Pipfile") {
+    sink.unresolved.push({
+      span: commandSpan(all),
+      text: `PIPENV_PIPFILE=${path}`,
+      reason: `pipenv installs ${path} (PIPENV_PIPFILE), a Pipfile by another name, which this check does not read`
+    });
+    return true;
+  }
   projectIncludes(
     sink,
     context,
-    ".",
+    path === void 0 ? "." : path.slice(0, path.lastIndexOf("/") + 1) || ".",
     [
       ["Pipfile", false],
       ["Pipfile.lock", true]
@@ -41119,7 +41146,7 @@ function recordRun({ sink, source, escape, exports }, span, stage, resolve5, pip
         exported.push(output2 === lock.output ? lock : { ...lock, output: output2 });
         continue;
       }
-      recordInstallCommand(sink, words, stage);
+      recordInstallCommand(sink, words, stage, resolve5);
       if (exported.length > 0) {
         for (const context of sink.contexts.slice(before))
           for (const include of [...context.includes])

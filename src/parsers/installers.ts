@@ -3,13 +3,14 @@ import { parseMatchSpec } from './conda/match-spec.js';
 import { optionSpec, splitOption } from './pip-options.js';
 import { isLocalProject, normalizePythonName, parsePythonRequirement } from './python-requirement.js';
 import { addRequirementsContext } from './requirements/parse.js';
-import type { Command, Word } from './shell.js';
+import type { Command, Resolver, Word } from './shell.js';
+import type { Span } from './source.js';
 
 /**
  * Recognise package-manager invocations in one simple shell command (from a Dockerfile RUN) and record
  * what they install. Returns false when the command installs nothing we model.
  */
-export function recordInstallCommand(sink: FactSink, command: Command, stage: number): boolean {
+export function recordInstallCommand(sink: FactSink, command: Command, stage: number, env?: Resolver): boolean {
   const words = stripPrefixes(command);
   const program = basename(words[0]?.text ?? '');
   recordPython(sink, program, words, stage);
@@ -25,13 +26,13 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
     program === 'pipenv' &&
     (words[1]?.text === 'sync' || (words[1]?.text === 'install' && !namesPackage(words.slice(2))))
   )
-    return recordPipenvInstall(sink, words, stage);
+    return recordPipenvInstall(sink, words, stage, pipfileOf(command, words, env));
   // `poetry run pip install …`, `uv run --with x pip install …`: the rest runs as a command of its own, in the
   // project's environment.
   const runner = RUNNERS[program];
   const subcommand = runner && skipOptions(words.slice(1), runner);
   if (subcommand?.[0]?.text === 'run')
-    return recordInstallCommand(sink, skipOptions(subcommand.slice(1), runner!), stage);
+    return recordInstallCommand(sink, skipOptions(subcommand.slice(1), runner!), stage, env);
   // `poetry add torch`, `pdm add`, `uv add`, `pipenv install torch`: each package named is added to the project and
   // installed, from the index the project's sources choose.
   if (
@@ -45,7 +46,7 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
     return recordCondaLockInstall(sink, words.slice(2), words, stage);
   if (/^(conda|mamba|micromamba)$/.test(program)) {
     // `conda run -n env pip install …` runs the rest as a command of its own.
-    if (words[1]?.text === 'run') return recordInstallCommand(sink, skipRunOptions(words.slice(2)), stage);
+    if (words[1]?.text === 'run') return recordInstallCommand(sink, skipRunOptions(words.slice(2)), stage, env);
     return recordConda(sink, words.slice(1), stage);
   }
   if (/^(apt-get|apt|aptitude)$/.test(program)) return recordApt(sink, words.slice(1), stage);
@@ -58,7 +59,7 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
     if (module === 'uv' && words[m + 2]?.text === 'pip') return recordPip(sink, words.slice(m + 3), stage, 'uv');
     // `python3.9 -m poetry install`, `python -m pipenv sync`: the tool, run by that interpreter.
     if (module === 'poetry' || module === 'pipenv' || module === 'pdm' || module === 'uv')
-      return recordInstallCommand(sink, words.slice(m + 1), stage);
+      return recordInstallCommand(sink, words.slice(m + 1), stage, env);
   }
   return false;
 }
@@ -269,7 +270,39 @@ function namesPackage(args: readonly Word[]): boolean {
  * `--dev` its develop ones too, and with `--categories "a b"` the categories named (`packages` is the default one;
  * `dev-packages` is read as `--dev`, the default packages with the develop ones).
  */
-function recordPipenvInstall(sink: FactSink, all: readonly Word[], stage: number): boolean {
+/**
+ * The Pipfile pipenv reads: `PIPENV_PIPFILE` (pipenv.pypa.io/en/latest/configuration/: "a custom Pipfile location"),
+ * from the command's own `PIPENV_PIPFILE=… pipenv …` or the image's ENV and ARG; undefined for the Pipfile of the
+ * working directory.
+ */
+function pipfileOf(
+  command: Command,
+  words: readonly Word[],
+  env: Resolver | undefined,
+): { path: string } | { unresolved: string; span: Span } | undefined {
+  const prefix = command
+    .slice(0, command.length - words.length)
+    .reverse()
+    .find((word) => word.text.startsWith(PIPFILE_IS));
+  if (prefix)
+    return prefix.unresolved
+      ? { unresolved: prefix.unresolved, span: prefix.span }
+      : { path: prefix.text.slice(PIPFILE_IS.length) };
+  const variable = env?.('PIPENV_PIPFILE');
+  if (!variable) return undefined;
+  return 'value' in variable
+    ? { path: variable.value.text }
+    : { unresolved: variable.unresolved, span: commandSpan(words) };
+}
+
+const PIPFILE_IS = 'PIPENV_PIPFILE=';
+
+function recordPipenvInstall(
+  sink: FactSink,
+  all: readonly Word[],
+  stage: number,
+  pipfile: ReturnType<typeof pipfileOf>,
+): boolean {
   const context = addRequirementsContext(sink, 'pip', commandSpan(all), { stage });
   const args = all.slice(2);
   const read = optionReader(args);
@@ -297,10 +330,29 @@ function recordPipenvInstall(sink: FactSink, all: readonly Word[], stage: number
         ),
       ]
     : [dev ? 'dev' : 'the project'];
+  const path = pipfile && 'path' in pipfile ? pipfile.path : undefined;
+  const name = path === undefined ? 'Pipfile' : path.slice(path.lastIndexOf('/') + 1);
+  if (pipfile && 'unresolved' in pipfile) {
+    sink.unresolved.push({
+      span: pipfile.span,
+      text: 'PIPENV_PIPFILE',
+      reason: `the Pipfile pipenv installs is PIPENV_PIPFILE's, and ${pipfile.unresolved}`,
+    });
+    return true;
+  }
+  if (name !== 'Pipfile') {
+    // Pipenv reads the file as a Pipfile whatever its name; this check tells a Pipfile by its name, so it says so.
+    sink.unresolved.push({
+      span: commandSpan(all),
+      text: `PIPENV_PIPFILE=${path}`,
+      reason: `pipenv installs ${path} (PIPENV_PIPFILE), a Pipfile by another name, which this check does not read`,
+    });
+    return true;
+  }
   projectIncludes(
     sink,
     context,
-    '.',
+    path === undefined ? '.' : path.slice(0, path.lastIndexOf('/') + 1) || '.',
     [
       ['Pipfile', false],
       ['Pipfile.lock', true],

@@ -162,4 +162,49 @@ describe('a Pipfile.lock', () => {
     ]);
     expect(selects('pipenv install torch')).toEqual([]);
   });
+
+  // pipenv.pypa.io/en/latest/configuration/: PIPENV_PIPFILE "specifies a custom Pipfile location".
+  it("is the Pipfile PIPENV_PIPFILE names, from the command's own assignment or the image's ENV or ARG", () => {
+    const read = (...lines: string[]) => {
+      const file = parseDockerfile(
+        'Dockerfile',
+        `FROM python:3.12
+${lines.join('\n')}
+`,
+      );
+      return [file.includes.map((include) => include.target), file.unresolved.map((fact) => [fact.text, fact.reason])];
+    };
+    expect(read('ENV PIPENV_PIPFILE=/app/backend/Pipfile', 'RUN pipenv sync --system')).toEqual([
+      ['/app/backend/Pipfile', '/app/backend/Pipfile.lock'],
+      [],
+    ]);
+    expect(read('ARG PIPFILE=deploy/Pipfile', 'RUN PIPENV_PIPFILE=$PIPFILE pipenv install --deploy')).toEqual([
+      ['deploy/Pipfile', 'deploy/Pipfile.lock'],
+      [],
+    ]);
+    // The command's own assignment goes before the image's.
+    expect(read('ENV PIPENV_PIPFILE=/a/Pipfile', 'RUN PIPENV_PIPFILE=/b/Pipfile pipenv sync')[0]).toEqual([
+      '/b/Pipfile',
+      '/b/Pipfile.lock',
+    ]);
+    // Not known, or a Pipfile by another name: said, not guessed.
+    expect(read('ARG PIPENV_PIPFILE', 'RUN pipenv sync')).toEqual([
+      [],
+      [
+        [
+          'PIPENV_PIPFILE',
+          "the Pipfile pipenv installs is PIPENV_PIPFILE's, and ARG PIPENV_PIPFILE has no default value, so it is only known at build time (--build-arg PIPENV_PIPFILE=…)",
+        ],
+      ],
+    ]);
+    expect(read('ENV PIPENV_PIPFILE=/app/Pipfile.gpu', 'RUN pipenv sync')).toEqual([
+      [],
+      [
+        [
+          'PIPENV_PIPFILE=/app/Pipfile.gpu',
+          'pipenv installs /app/Pipfile.gpu (PIPENV_PIPFILE), a Pipfile by another name, which this check does not read',
+        ],
+      ],
+    ]);
+  });
 });

@@ -456,7 +456,7 @@ function recordRun(
         exported.push(output === lock.output ? lock : { ...lock, output });
         continue;
       }
-      recordInstallCommand(sink, words, stage);
+      recordInstallCommand(sink, words, stage, resolve);
       // `pip install -r requirements.txt` after an export to it (or after an export to standard output, redirected
       // there): it installs what the lock pins, in the selection exported.
       if (exported.length > 0)
