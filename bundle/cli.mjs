@@ -38640,24 +38640,30 @@ function recordPdmInstall(sink, args, all, stage) {
   let directory = ".";
   const groups = [];
   let production = false;
-  let lock = "pdm.lock";
+  let lockfile;
   for (let i = 0; i < args.length; i++) {
     const option = read(i);
     if (option.name === "-p" || option.name === "--project") directory = option.value() ?? directory;
     else if (option.name === "-G" || option.name === "--group" || option.name === "--with")
       groups.push(...(option.value() ?? "").split(",").filter((group) => group !== ""));
     else if (option.name === "--prod" || option.name === "--production") production = true;
-    else if (option.name === "-L" || option.name === "--lockfile") {
-      option.value();
-      lock = void 0;
-    } else if (/^(?:--venv|-k|--skip|--without)$/.test(option.name)) option.value();
+    else if (option.name === "-L" || option.name === "--lockfile") lockfile = option.value() ?? "";
+    else if (/^(?:--venv|-k|--skip|--without)$/.test(option.name)) option.value();
     i = option.next();
   }
   projectIncludes(sink, context, directory, [["pyproject.toml", false]], ["the project"]);
-  if (lock) {
-    const selects = groups.includes(":all") ? ["*"] : groups.length > 0 ? groups.map((group) => group === "default" ? "the project" : `group ${group}`) : production ? ["the project"] : ["*"];
-    projectIncludes(sink, context, directory, [[lock, true]], selects);
+  const slash = lockfile?.lastIndexOf("/") ?? -1;
+  if (lockfile !== void 0 && lockfile.slice(slash + 1) !== "pdm.lock") {
+    sink.unresolved.push({
+      span: commandSpan(all),
+      text: `-L ${lockfile}`,
+      reason: `pdm installs the lock ${lockfile || "(none named)"} (-L), which this check does not read: it reads a lock named pdm.lock`
+    });
+    return true;
   }
+  const selects = groups.includes(":all") ? ["*"] : groups.length > 0 ? groups.map((group) => group === "default" ? "the project" : `group ${group}`) : production ? ["the project"] : ["*"];
+  const lockDirectory = lockfile === void 0 ? directory : slash > 0 ? lockfile.slice(0, slash) : ".";
+  projectIncludes(sink, context, lockDirectory, [["pdm.lock", true]], selects);
   return true;
 }
 function recordCondaLockInstall(sink, args, all, stage) {

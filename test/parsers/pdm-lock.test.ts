@@ -107,6 +107,13 @@ describe('a pdm.lock', () => {
       ['group cuda', 'the project', 'group dev'],
     ]);
     expect(includes('pdm install -G :all')[1]).toEqual(['pdm.lock', true, ['*']]);
+    // `-L`: the lock named, where it is a pdm.lock; a lock by another name is said to be not read.
+    expect(includes('pdm install -L locks/cuda/pdm.lock')[1]).toEqual(['locks/cuda/pdm.lock', true, ['*']]);
     expect(includes('pdm install -L cpu.lock').map(([target]) => target)).toEqual(['pyproject.toml']);
+    expect(
+      parseDockerfile('Dockerfile', 'FROM python:3.12\nRUN pdm install -L cpu.lock\n').unresolved.map(
+        (fact) => fact.reason,
+      ),
+    ).toEqual(['pdm installs the lock cpu.lock (-L), which this check does not read: it reads a lock named pdm.lock']);
   });
 });
