@@ -47501,11 +47501,18 @@ var CopyIndex = class _CopyIndex {
   }
   constructor(file2) {
     let order = 0;
+    const named = /* @__PURE__ */ new Map();
+    for (const stage of file2.stages)
+      if (stage.name && !named.has(stage.name.toLowerCase())) named.set(stage.name.toLowerCase(), stage.index);
     for (const copy of file2.copies) {
-      if (copy.fromStage) continue;
+      let from;
+      if (copy.fromStage !== void 0) {
+        from = named.get(copy.fromStage.toLowerCase()) ?? (/^\d+$/.test(copy.fromStage) ? Number(copy.fromStage) : -1);
+        if (from < 0 || from >= copy.stage) continue;
+      }
       for (const { path } of copy.sources) {
-        const entry = { order: order++, copy, source: path };
-        const key = `${path}\0${copy.destination}`;
+        const entry = { order: order++, copy, source: path, from };
+        const key = `${from ?? ""}\0${path}\0${copy.destination}`;
         const known2 = this.same.get(key);
         if (known2) {
           known2.entries.push(entry);
@@ -47594,7 +47601,9 @@ var CopyIndex = class _CopyIndex {
     const out = [];
     for (const entry of seen) {
       const relative2 = pathInsideCopy(entry.copy, entry.source, target);
-      if (relative2 !== void 0) out.push(relative2);
+      if (relative2 === void 0) continue;
+      if (entry.from === void 0) out.push(relative2);
+      else out.push(...this.sourcesOf(entry.from, relative2));
     }
     this.answers.set(key, out);
     return out;

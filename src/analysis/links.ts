@@ -48,6 +48,8 @@ interface CopiedSource {
   readonly order: number;
   readonly copy: CopyFact;
   readonly source: string;
+  /** The earlier stage a `COPY --from` copies out of (the source is a path there); undefined: the build context. */
+  readonly from: number | undefined;
 }
 
 /**
@@ -61,12 +63,14 @@ interface SameCopies {
 }
 
 /**
- * The COPY instructions of a Dockerfile (not `COPY --from`), indexed so that the copies that may have put a file
- * at a path are found without walking every copy of every stage above: file sources by their name and their
- * destination, globs and directories apart, and copies of the same source to the same destination once. A stage
- * sees the copies of the stages it builds on. A file of thousands of chained stages, each copying and installing
- * a requirements file, walked every copy above each install: quadratic; now each lookup costs the logarithm of
- * the number of copies of one kind.
+ * The COPY instructions of a Dockerfile, indexed so that the copies that may have put a file at a path are found
+ * without walking every copy of every stage above: file sources by their name and their destination, globs and
+ * directories apart, and copies of the same source to the same destination once. A stage sees the copies of the
+ * stages it builds on. A file of thousands of chained stages, each copying and installing a requirements file,
+ * walked every copy above each install: quadratic; now each lookup costs the logarithm of the number of copies of
+ * one kind. A `COPY --from` of an earlier stage of the file leads to what that stage had at the source path (`COPY
+ * requirements.txt /src/` in a builder, `COPY --from=builder /src/requirements.txt /app/` in the image); one from an
+ * image leads nowhere.
  */
 class CopyIndex {
   private readonly same = new Map<string, SameCopies>();
@@ -88,11 +92,19 @@ class CopyIndex {
 
   private constructor(file: ParsedFile) {
     let order = 0;
+    // `COPY --from=NAME` names the first stage of that name, as Docker reads it; `--from=N` the N-th.
+    const named = new Map<string, number>();
+    for (const stage of file.stages)
+      if (stage.name && !named.has(stage.name.toLowerCase())) named.set(stage.name.toLowerCase(), stage.index);
     for (const copy of file.copies) {
-      if (copy.fromStage) continue;
+      let from: number | undefined;
+      if (copy.fromStage !== undefined) {
+        from = named.get(copy.fromStage.toLowerCase()) ?? (/^\d+$/.test(copy.fromStage) ? Number(copy.fromStage) : -1);
+        if (from < 0 || from >= copy.stage) continue;
+      }
       for (const { path } of copy.sources) {
-        const entry: CopiedSource = { order: order++, copy, source: path };
-        const key = `${path}\u0000${copy.destination}`;
+        const entry: CopiedSource = { order: order++, copy, source: path, from };
+        const key = `${from ?? ''}\u0000${path}\u0000${copy.destination}`;
         const known = this.same.get(key);
         if (known) {
           known.entries.push(entry);
@@ -189,7 +201,10 @@ class CopyIndex {
     const out: string[] = [];
     for (const entry of seen) {
       const relative = pathInsideCopy(entry.copy, entry.source, target);
-      if (relative !== undefined) out.push(relative);
+      if (relative === undefined) continue;
+      // From an earlier stage: what that stage had there (each step goes to an earlier stage, so it ends).
+      if (entry.from === undefined) out.push(relative);
+      else out.push(...this.sourcesOf(entry.from, relative));
     }
     this.answers.set(key, out);
     return out;

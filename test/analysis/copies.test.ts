@@ -1,0 +1,68 @@
+/**
+ * Where a Dockerfile's install of a path in the image leads in the repository (includeCandidates): back through the
+ * COPY instructions of the stage and the stages it builds on, a RUN's bind mounts, and `COPY --from` of an earlier
+ * stage, to the build context.
+ */
+import { describe, expect, it } from 'vitest';
+import { includeCandidates } from '../../src/analysis/links.js';
+import { parseDockerfile } from '../../src/parsers/dockerfile/parse.js';
+
+/** The candidates of each include of a Dockerfile at `docker/Dockerfile`, nearest first. */
+function candidates(...lines: string[]): string[][] {
+  const file = parseDockerfile('docker/Dockerfile', `${lines.join('\n')}\n`);
+  return file.includes.map((include) => includeCandidates(file, include));
+}
+
+describe('an install of a file in the image', () => {
+  it('leads through COPY --from of an earlier stage to what that stage copied from the context', () => {
+    expect(
+      candidates(
+        'FROM python:3.11 AS builder',
+        'COPY requirements.txt /src/requirements.txt',
+        'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04',
+        'COPY --from=builder /src/requirements.txt /app/reqs.txt',
+        'RUN pip install -r /app/reqs.txt',
+      ),
+    ).toEqual([['docker/requirements.txt', 'requirements.txt']]);
+    // A folder copied whole, a stage named by its index, and a chain of two stages.
+    expect(
+      candidates(
+        'FROM python:3.11',
+        'COPY . /src',
+        'FROM python:3.11 AS middle',
+        'COPY --from=0 /src /opt/src',
+        'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04',
+        'COPY --from=middle /opt/src/requirements/gpu.txt /gpu.txt',
+        'RUN pip install -r /gpu.txt',
+      ),
+    ).toEqual([['docker/requirements/gpu.txt', 'requirements/gpu.txt']]);
+  });
+
+  it('leads nowhere through COPY --from of an image, of a later stage, or of a path the stage did not copy', () => {
+    expect(
+      candidates(
+        'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04',
+        'COPY --from=ghcr.io/acme/reqs:1 /requirements.txt /app/requirements.txt',
+        'RUN pip install -r /app/requirements.txt',
+      ),
+    ).toEqual([[]]);
+    expect(
+      candidates(
+        'FROM python:3.11 AS builder',
+        'RUN pip freeze > /src/requirements.txt',
+        'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04',
+        'COPY --from=builder /src/requirements.txt /app/requirements.txt',
+        'RUN pip install -r /app/requirements.txt',
+      ),
+    ).toEqual([[]]);
+  });
+
+  it("leads through a RUN's bind mount from the context", () => {
+    expect(
+      candidates(
+        'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04',
+        'RUN --mount=type=bind,source=requirements.txt,target=/tmp/r.txt pip install -r /tmp/r.txt',
+      ),
+    ).toEqual([['docker/requirements.txt', 'requirements.txt']]);
+  });
+});
