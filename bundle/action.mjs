@@ -43018,17 +43018,60 @@ function recordProjectAdd(sink, program, words, stage) {
   const context = addRequirementsContext(sink, "pip", commandSpan(words), { stage });
   context.hiddenIndexes = PROJECT_INDEX[program];
   const args = words.slice(2);
+  const project = PROJECT_OF_ADD[program];
+  let directory = ".";
+  let installs = true;
   for (let i = 0; i < args.length; i++) {
     const text2 = args[i].text;
     if (text2.startsWith("-")) {
-      if (ADD_VALUE_OPTIONS.test(text2)) i++;
+      const [name, inline] = text2.startsWith("--") && text2.includes("=") ? text2.split(/=(.*)/s) : [text2, void 0];
+      if (project?.lockOnly.includes(name)) installs = false;
+      if (project?.directory.includes(name)) directory = inline ?? args[i + 1]?.text ?? directory;
+      if (inline === void 0 && ADD_VALUE_OPTIONS.test(text2)) i++;
       continue;
     }
     if (isLocalProject(text2) || /^(?:git\+|hg\+|svn\+|bzr\+)/.test(text2)) continue;
     recordPipRequirement(sink, args[i], context);
   }
+  if (project && installs)
+    projectIncludes(
+      sink,
+      addRequirementsContext(sink, project.tool, commandSpan(words), { stage }),
+      directory,
+      [
+        [project.manifest, false],
+        [project.lock, true]
+      ],
+      project.selects
+    );
   return true;
 }
+var PROJECT_OF_ADD = {
+  poetry: {
+    tool: "pip",
+    manifest: "pyproject.toml",
+    lock: "poetry.lock",
+    selects: ["the project"],
+    directory: ["-C", "--directory", "-P", "--project"],
+    lockOnly: ["--lock", "--dry-run"]
+  },
+  uv: {
+    tool: "uv",
+    manifest: "pyproject.toml",
+    lock: "uv.lock",
+    selects: ["the project"],
+    directory: ["--project", "--directory"],
+    lockOnly: ["--no-sync", "--frozen"]
+  },
+  pdm: {
+    tool: "pip",
+    manifest: "pyproject.toml",
+    lock: "pdm.lock",
+    selects: ["the project"],
+    directory: ["-p", "--project"],
+    lockOnly: ["--no-sync", "--dry-run"]
+  }
+};
 function skipRunOptions(words) {
   let i = 0;
   while (i < words.length && words[i].text.startsWith("-"))

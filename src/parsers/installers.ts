@@ -529,17 +529,83 @@ function recordProjectAdd(sink: FactSink, program: string, words: readonly Word[
   const context = addRequirementsContext(sink, 'pip', commandSpan(words), { stage });
   (context as { hiddenIndexes?: string }).hiddenIndexes = PROJECT_INDEX[program]!;
   const args = words.slice(2);
+  const project = PROJECT_OF_ADD[program];
+  let directory = '.';
+  let installs = true;
   for (let i = 0; i < args.length; i++) {
     const text = args[i]!.text;
     if (text.startsWith('-')) {
-      if (ADD_VALUE_OPTIONS.test(text)) i++;
+      const [name, inline] = text.startsWith('--') && text.includes('=') ? text.split(/=(.*)/s) : [text, undefined];
+      if (project?.lockOnly.includes(name!)) installs = false;
+      if (project?.directory.includes(name!)) directory = inline ?? args[i + 1]?.text ?? directory;
+      if (inline === undefined && ADD_VALUE_OPTIONS.test(text)) i++;
       continue;
     }
     if (isLocalProject(text) || /^(?:git\+|hg\+|svn\+|bzr\+)/.test(text)) continue;
     recordPipRequirement(sink, args[i]!, context);
   }
+  // The add then installs the whole project, as the tool's own install or sync would, unless told only to lock it.
+  if (project && installs)
+    projectIncludes(
+      sink,
+      addRequirementsContext(sink, project.tool, commandSpan(words), { stage }),
+      directory,
+      [
+        [project.manifest, false],
+        [project.lock, true],
+      ],
+      project.selects,
+    );
   return true;
 }
+
+/**
+ * What each tool's add installs after adding: the project in `directory` (its own option), from its lock, with the
+ * selection its install or sync takes by default; not with the options that only lock (or only say what would be
+ * done). poetry add "adds required packages to your pyproject.toml and installs them" (python-poetry.org/docs/cli/#add,
+ * `--lock`: "Do not perform operations (only update the lockfile)"); uv add syncs the project's environment unless
+ * `--no-sync` or `--frozen` (docs.astral.sh/uv/reference/cli/#uv-add); pdm add installs unless `--no-sync`
+ * (pdm-project.org/latest/reference/cli/#add), here its default group. `pipenv install PACKAGE` is not here: what else
+ * it installs is not documented.
+ */
+const PROJECT_OF_ADD: Readonly<
+  Record<
+    string,
+    {
+      readonly tool: 'pip' | 'uv';
+      readonly manifest: string;
+      readonly lock: string;
+      readonly selects: readonly string[];
+      readonly directory: readonly string[];
+      readonly lockOnly: readonly string[];
+    }
+  >
+> = {
+  poetry: {
+    tool: 'pip',
+    manifest: 'pyproject.toml',
+    lock: 'poetry.lock',
+    selects: ['the project'],
+    directory: ['-C', '--directory', '-P', '--project'],
+    lockOnly: ['--lock', '--dry-run'],
+  },
+  uv: {
+    tool: 'uv',
+    manifest: 'pyproject.toml',
+    lock: 'uv.lock',
+    selects: ['the project'],
+    directory: ['--project', '--directory'],
+    lockOnly: ['--no-sync', '--frozen'],
+  },
+  pdm: {
+    tool: 'pip',
+    manifest: 'pyproject.toml',
+    lock: 'pdm.lock',
+    selects: ['the project'],
+    directory: ['-p', '--project'],
+    lockOnly: ['--no-sync', '--dry-run'],
+  },
+};
 
 function skipRunOptions(words: readonly Word[]): Word[] {
   let i = 0;

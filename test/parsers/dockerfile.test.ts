@@ -549,6 +549,35 @@ describe("a project tool's run and add", () => {
       packagesOf('uv add torch -f https://download.pytorch.org/whl/cu111/torch_stable.html').map(([name]) => name),
     ).toEqual(['torch']);
   });
+
+  it('installs the whole project after an add, unless the add only locks', () => {
+    const includesOf = (run: string) =>
+      parseDockerfile('Dockerfile', `FROM python:3.12\nRUN ${run}\n`).includes.map((include) => [
+        include.target,
+        include.selects,
+      ]);
+    expect(includesOf('poetry add torch==2.3.1')).toEqual([
+      ['pyproject.toml', ['the project']],
+      ['poetry.lock', ['the project']],
+    ]);
+    expect(includesOf('uv add --project=svc torch')).toEqual([
+      ['svc/pyproject.toml', ['the project']],
+      ['svc/uv.lock', ['the project']],
+    ]);
+    expect(includesOf('pdm add -p api -G cuda cupy-cuda12x').map(([target]) => target)).toEqual([
+      'api/pyproject.toml',
+      'api/pdm.lock',
+    ]);
+    for (const run of [
+      'poetry add --lock torch',
+      'uv add --no-sync torch',
+      'uv add --frozen torch',
+      'pdm add --no-sync torch',
+    ])
+      expect(includesOf(run), run).toEqual([]);
+    // What else `pipenv install PACKAGE` installs is not documented: only the package named.
+    expect(includesOf('pipenv install torch')).toEqual([]);
+  });
 });
 
 describe('a lock exported to a requirements file', () => {
