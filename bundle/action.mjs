@@ -57547,7 +57547,7 @@ var Checker = class {
   checkFiles(files, links = resolveLinks(files)) {
     const { findings, verdicts: verdicts2 } = this.run((run) => {
       for (const group of fileBatches(files, links, this.options.batchFiles))
-        run(group, buildUnits(group, links, this.kb), {}, conditionalFiles(group, links));
+        run(group, buildUnits(group, links, this.kb), {}, uncertainFiles(group, links));
     });
     const unwaived = applyWaivers(findings, this.baseline, this.options);
     return {
@@ -57726,7 +57726,8 @@ function expiredWaiverNotes(baseline, options2) {
     };
   });
 }
-var NONE4 = /* @__PURE__ */ new Set();
+var NONE4 = /* @__PURE__ */ new Map();
+var NO_FILES = /* @__PURE__ */ new Set();
 var ONLY_IF = "this file is installed only by commands in an if, case or loop of a RUN, which may not run";
 function mayNotRun(file2, offset) {
   if (!("contexts" in file2) || file2.kind !== "dockerfile") return false;
@@ -57744,6 +57745,50 @@ function heldIf(file2, offset) {
   return context && `in an if that the Dockerfile's own values make true: ${context.holds}`;
 }
 var heldContexts = /* @__PURE__ */ new WeakMap();
+function uncertainFiles(group, links) {
+  const conditional = conditionalFiles(group, links);
+  const ungrouped = ungroupedLocks(group, links);
+  if (conditional.size === 0 && ungrouped.size === 0) return NONE4;
+  const uncertain = /* @__PURE__ */ new Map();
+  for (const file2 of conditional) uncertain.set(file2, { reason: ONLY_IF });
+  for (const [file2, at] of ungrouped) if (!uncertain.has(file2)) uncertain.set(file2, { reason: UNGROUPED_LOCK, at });
+  return uncertain;
+}
+var UNGROUPED_LOCK = "this poetry.lock, written by Poetry before 2.0, does not say which dependency group each package is in, and pyproject.toml has groups this install leaves out";
+function ungroupedLocks(group, links) {
+  let found2;
+  for (const lock of group) {
+    if (lock.kind !== "poetry-lock" || GROUPED.test(lock.source.text)) continue;
+    const folder = dirname2(lock.path);
+    const project = group.find((file2) => file2.kind === "pyproject" && dirname2(file2.path) === folder);
+    if (!project) continue;
+    const via = [];
+    for (const from of group) for (const link of links.get(from) ?? []) if (link.to === project) via.push(link);
+    if (via.length === 0) continue;
+    const selected = new Set(selectedContexts(project, via).map((context) => context.id));
+    const named = new Set(project.packages.filter((pkg) => selected.has(pkg.context)).map((pkg) => pkg.name));
+    if (!project.packages.some((pkg) => !selected.has(pkg.context) && !named.has(pkg.name))) continue;
+    const starts = [...new Map(lock.packages.map((pkg) => [pkg.nameSpan.start, pkg.name])).entries()].sort(
+      (a, b) => a[0] - b[0]
+    );
+    (found2 ??= /* @__PURE__ */ new Map()).set(lock, (offset) => {
+      let low = 0;
+      let high = starts.length - 1;
+      let at = -1;
+      while (low <= high) {
+        const middle = low + high >> 1;
+        if (starts[middle][0] <= offset) {
+          at = middle;
+          low = middle + 1;
+        } else high = middle - 1;
+      }
+      return at < 0 || !named.has(starts[at][1]);
+    });
+  }
+  return found2 ?? NONE_LOCKS;
+}
+var NONE_LOCKS = /* @__PURE__ */ new Map();
+var GROUPED = /^(?:groups|category)[ \t]*=/m;
 function conditionalFiles(group, links) {
   const into = /* @__PURE__ */ new Map();
   let any2 = false;
@@ -57755,7 +57800,7 @@ function conditionalFiles(group, links) {
       else into.set(link.to, [link]);
       if (from.kind === "dockerfile" && from.contexts[link.include.context]?.mayNotRun) any2 = true;
     }
-  if (!any2) return NONE4;
+  if (!any2) return NO_FILES;
   const sure = /* @__PURE__ */ new Set();
   const queue = [];
   for (const [file2, list] of into)
@@ -57776,8 +57821,9 @@ function conditionalFiles(group, links) {
 function toFinding(rule, draft, ceiling, url2, share, conditional) {
   let severity = draft.severity && severityRank[draft.severity] < severityRank[ceiling] ? draft.severity : ceiling;
   if (draft.unverified) severity = "notice";
-  const onlyIf = conditional.has(draft.file);
-  const conditionalPlace = severity === "error" && rule.about !== "written" && (onlyIf || mayNotRun(draft.file, draft.span.start));
+  const uncertain = conditional.get(draft.file);
+  const onlyIf = uncertain && (!uncertain.at || uncertain.at(draft.span.start)) ? uncertain.reason : void 0;
+  const conditionalPlace = severity === "error" && rule.about !== "written" && (onlyIf !== void 0 || mayNotRun(draft.file, draft.span.start));
   if (conditionalPlace) severity = "warning";
   const template = rule.messages[draft.messageId] ?? draft.messageId;
   const written2 = formatMessage(template, draft.data);
@@ -57789,7 +57835,7 @@ function toFinding(rule, draft, ceiling, url2, share, conditional) {
     severity,
     messageId: draft.messageId,
     message: share(
-      !conditionalPlace || message.includes(MAY_NOT_RUN) || message.includes(ONLY_IF) ? message : `${message} (${onlyIf ? ONLY_IF : MAY_NOT_RUN})`
+      !conditionalPlace || message.includes(MAY_NOT_RUN) || onlyIf !== void 0 && message.includes(onlyIf) ? message : `${message} (${onlyIf ?? MAY_NOT_RUN})`
     ),
     ...help ? { help: share(help) } : {},
     location: draft.file.source.location(draft.span.start, draft.span.end),

@@ -1,7 +1,8 @@
 import { resolveLinks, type Link } from './analysis/links.js';
 import { groupBy, positions } from './util/collections.js';
 import { fileBatches } from './analysis/batches.js';
-import { buildUnits, type Unit } from './analysis/units.js';
+import { buildUnits, selectedContexts, type Unit } from './analysis/units.js';
+import { dirname } from './analysis/paths.js';
 import type { ImageLookups } from './images/lookup.js';
 import type { LoadedBaseline } from './baseline/load.js';
 import type { Baseline } from './baseline/schema.js';
@@ -143,7 +144,7 @@ export class Checker {
     // the rules run batch by batch (src/analysis/batches.ts).
     const { findings, verdicts } = this.run((run) => {
       for (const group of fileBatches(files, links, this.options.batchFiles))
-        run(group, buildUnits(group, links, this.kb), {}, conditionalFiles(group, links));
+        run(group, buildUnits(group, links, this.kb), {}, uncertainFiles(group, links));
     });
     const unwaived = applyWaivers(findings, this.baseline, this.options);
     return {
@@ -197,7 +198,7 @@ export class Checker {
         group: readonly ParsedFile[],
         units: readonly Unit[],
         policy: Pick<RuleContext, 'policy' | 'policyProblems'>,
-        conditional?: ReadonlySet<ParsedFile>,
+        conditional?: ReadonlyMap<ParsedFile, Uncertain>,
       ) => void,
     ) => void,
   ): {
@@ -219,8 +220,8 @@ export class Checker {
     const seen = new Set<string>();
     // The lock files of the groups checked so far, by path: a finding that would edit one loses that edit.
     const locks = new Map<string, FileKind>();
-    // The group's files that only commands which may not run install (conditionalFiles).
-    let conditional: ReadonlySet<ParsedFile> = NONE;
+    // The group's files whose findings are not certain, with why (uncertainFiles).
+    let conditional: ReadonlyMap<ParsedFile, Uncertain> = NONE;
     const reporters = this.active.map((rule) => {
       const configured = this.baseline.rules[rule.id];
       const ceiling: Severity = configured && configured !== 'off' ? configured : rule.defaultSeverity;
@@ -375,7 +376,14 @@ function expiredWaiverNotes(baseline: Baseline, options: GateOptions): Finding[]
   });
 }
 
-const NONE: ReadonlySet<ParsedFile> = new Set();
+/** Why a file's findings are not certain, and where, when not everywhere in it (an offset's test). */
+interface Uncertain {
+  readonly reason: string;
+  readonly at?: (offset: number) => boolean;
+}
+
+const NONE: ReadonlyMap<ParsedFile, Uncertain> = new Map();
+const NO_FILES: ReadonlySet<ParsedFile> = new Set();
 
 /** What a finding in a file that only commands which may not run install says of that (conditionalFiles). */
 const ONLY_IF = 'this file is installed only by commands in an if, case or loop of a RUN, which may not run';
@@ -406,6 +414,81 @@ function heldIf(file: TextFile, offset: number): string | undefined {
 const heldContexts = new WeakMap<ParsedFile, readonly InstallContext[]>();
 
 /**
+ * The files of a group whose every finding rests on what may not be installed, with why: those only commands which
+ * may not run install (conditionalFiles), and the poetry.lock files that do not say which group each package is in
+ * where the install leaves a group out (ungroupedLocks).
+ */
+function uncertainFiles(
+  group: readonly ParsedFile[],
+  links: ReadonlyMap<ParsedFile, readonly Link[]>,
+): ReadonlyMap<ParsedFile, Uncertain> {
+  const conditional = conditionalFiles(group, links);
+  const ungrouped = ungroupedLocks(group, links);
+  if (conditional.size === 0 && ungrouped.size === 0) return NONE;
+  const uncertain = new Map<ParsedFile, Uncertain>();
+  for (const file of conditional) uncertain.set(file, { reason: ONLY_IF });
+  for (const [file, at] of ungrouped) if (!uncertain.has(file)) uncertain.set(file, { reason: UNGROUPED_LOCK, at });
+  return uncertain;
+}
+
+/** What a finding in a poetry.lock that ungroupedLocks finds says of that. */
+const UNGROUPED_LOCK =
+  'this poetry.lock, written by Poetry before 2.0, does not say which dependency group each package is in, and pyproject.toml has groups this install leaves out';
+
+/**
+ * The poetry.lock files of a group whose packages may belong to a group the install leaves out, with where: a lock of
+ * Poetry 1.5 to 1.8 names no group for its packages (no `groups`, no `category`: Poetry 2 writes `groups = [...]`),
+ * and the pyproject.toml beside it, as its installs select it (`poetry install` without `--with cuda`), leaves out a
+ * group that needs a package the selected groups do not name. Poetry installs only what the selected groups need, so
+ * a locked package that no selected group names (one only that group needs, or what it pulls in) may not be
+ * installed: torch 2.0.1+cu118 locked for an optional `cuda` group is no mismatch of a `poetry install` that leaves
+ * the group out. A package a selected group names is installed; what a selected package pulls in cannot be told
+ * apart from what a left-out one does, so it is not certain either.
+ */
+function ungroupedLocks(
+  group: readonly ParsedFile[],
+  links: ReadonlyMap<ParsedFile, readonly Link[]>,
+): ReadonlyMap<ParsedFile, (offset: number) => boolean> {
+  let found: Map<ParsedFile, (offset: number) => boolean> | undefined;
+  for (const lock of group) {
+    if (lock.kind !== 'poetry-lock' || GROUPED.test(lock.source.text)) continue;
+    const folder = dirname(lock.path);
+    const project = group.find((file) => file.kind === 'pyproject' && dirname(file.path) === folder);
+    if (!project) continue;
+    const via: Link[] = [];
+    for (const from of group) for (const link of links.get(from) ?? []) if (link.to === project) via.push(link);
+    if (via.length === 0) continue;
+    const selected = new Set(selectedContexts(project, via).map((context) => context.id));
+    const named = new Set(project.packages.filter((pkg) => selected.has(pkg.context)).map((pkg) => pkg.name));
+    // A group left out that needs a package the selected ones do not name.
+    if (!project.packages.some((pkg) => !selected.has(pkg.context) && !named.has(pkg.name))) continue;
+    // Each [[package]] table, from its name to the next one's: the package a place in the lock belongs to.
+    const starts = [...new Map(lock.packages.map((pkg) => [pkg.nameSpan.start, pkg.name])).entries()].sort(
+      (a, b) => a[0] - b[0],
+    );
+    (found ??= new Map()).set(lock, (offset: number) => {
+      let low = 0;
+      let high = starts.length - 1;
+      let at = -1;
+      while (low <= high) {
+        const middle = (low + high) >> 1;
+        if (starts[middle]![0] <= offset) {
+          at = middle;
+          low = middle + 1;
+        } else high = middle - 1;
+      }
+      return at < 0 || !named.has(starts[at]![1]);
+    });
+  }
+  return found ?? NONE_LOCKS;
+}
+
+const NONE_LOCKS: ReadonlyMap<ParsedFile, (offset: number) => boolean> = new Map();
+
+/** A lock entry's group list (Poetry 2) or category (Poetry before 1.5). */
+const GROUPED = /^(?:groups|category)[ \t]*=/m;
+
+/**
  * The requirements and conda files of a group that only commands which may not run install: every link to one comes
  * from a Dockerfile command inside an `if`, `case` or loop of its RUN (`then pip install -r req-cu118.txt`), or from a
  * file that is itself such a file. Such a file is checked only with the Dockerfile's stages (units.ts,
@@ -425,7 +508,7 @@ function conditionalFiles(
       else into.set(link.to, [link]);
       if (from.kind === 'dockerfile' && from.contexts[link.include.context]?.mayNotRun) any = true;
     }
-  if (!any) return NONE;
+  if (!any) return NO_FILES;
   // Surely installed: a file a Dockerfile command outside any block installs, or that a file installed on its own (no
   // link leads to it) includes; then whatever such a file includes, and so on (each file once: a long chain of
   // includes stays linear). The others are conditional.
@@ -455,16 +538,19 @@ function toFinding(
   ceiling: Severity,
   url: string,
   share: (text: string) => string,
-  conditional: ReadonlySet<ParsedFile>,
+  conditional: ReadonlyMap<ParsedFile, Uncertain>,
 ): Finding {
   let severity: Severity =
     draft.severity && severityRank[draft.severity] < severityRank[ceiling] ? draft.severity : ceiling;
   if (draft.unverified) severity = 'notice';
   // What a command inside an `if`, `case` or loop installs is installed only on some paths of its RUN: a finding that
   // rests on it is not certain, so it is no error. (A policy's finding, or a parse problem, is about what is written.)
-  const onlyIf = conditional.has(draft.file as ParsedFile);
+  const uncertain = conditional.get(draft.file as ParsedFile);
+  const onlyIf = uncertain && (!uncertain.at || uncertain.at(draft.span.start)) ? uncertain.reason : undefined;
   const conditionalPlace =
-    severity === 'error' && rule.about !== 'written' && (onlyIf || mayNotRun(draft.file, draft.span.start));
+    severity === 'error' &&
+    rule.about !== 'written' &&
+    (onlyIf !== undefined || mayNotRun(draft.file, draft.span.start));
   if (conditionalPlace) severity = 'warning';
   const template = rule.messages[draft.messageId] ?? draft.messageId;
   const written = formatMessage(template, draft.data);
@@ -476,9 +562,9 @@ function toFinding(
     severity,
     messageId: draft.messageId,
     message: share(
-      !conditionalPlace || message.includes(MAY_NOT_RUN) || message.includes(ONLY_IF)
+      !conditionalPlace || message.includes(MAY_NOT_RUN) || (onlyIf !== undefined && message.includes(onlyIf))
         ? message
-        : `${message} (${onlyIf ? ONLY_IF : MAY_NOT_RUN})`,
+        : `${message} (${onlyIf ?? MAY_NOT_RUN})`,
     ),
     ...(help ? { help: share(help) } : {}),
     location: draft.file.source.location(draft.span.start, draft.span.end),

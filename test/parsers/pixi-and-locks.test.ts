@@ -43,6 +43,9 @@ function selections(file: ParsedFile): Record<string, string[]> {
 const parse = (path: string, text: string, kind: FileKind) => parseFile(path, text, kind);
 
 /** Runs the CLI on a directory laid out from `files` (name → text) and returns its finding lines. */
+/** lucaspar/poetry-torch's project and Poetry 1.8 lock: torch and torchvision of cu118 in an optional `cuda` group. */
+const POETRY_TORCH = join(ROOT, 'fixtures', 'rules', 'cuda-mismatch', 'poetry-export-under-image');
+
 function check(files: Record<string, string>): string[] {
   const work = mkdtempSync(join(tmpdir(), 'cgk-pixi-'));
   for (const [name, text] of Object.entries(files)) {
@@ -601,6 +604,32 @@ describe('the real lock files of the corpus (fixtures/corpus-packaging 39–49),
     expect(under).toContain(
       'poetry.lock:4174:12: error: torch==2.0.1+cu118 is built for CUDA 11.8, but nvidia/cuda:12.4.1-runtime-ubuntu22.04 sets CUDA 12.4 [cuda-mismatch]',
     );
+  });
+
+  // Poetry 1.5–1.8 write no group into the lock: what `poetry install` leaves out there is told by pyproject.toml.
+  it("a Poetry 1.x lock's packages that only a group the install leaves out needs are no certain mismatch", () => {
+    const poetry = (install: string) =>
+      lines({
+        'pyproject.toml': readFileSync(join(POETRY_TORCH, 'pyproject.toml'), 'utf8'),
+        'poetry.lock': readFileSync(join(POETRY_TORCH, 'poetry.lock'), 'utf8'),
+        Dockerfile: codeBlock`
+          FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04
+          COPY pyproject.toml poetry.lock ./
+          RUN pip install poetry==1.8.5 && ${install}
+        `,
+      }).map((line) => line.replace(/: (error|warning): (\S+).*(\[[a-z-]+\])$/, ': $1 $2 $3'));
+    // torch and torchvision are in the optional `cuda` group: `poetry install` does not install them.
+    expect(poetry('poetry install --no-root')).toEqual([
+      'poetry.lock:15:12: warning torch==2.0.1+cu118 [cuda-mismatch]',
+      'poetry.lock:25:7: warning the [cuda-mismatch]',
+      'poetry.lock:30:12: warning torchvision==0.15.2+cu118 [cuda-mismatch]',
+    ]);
+    // With the group, they are installed: certain.
+    expect(poetry('poetry install --no-root --with cuda').filter((line) => line.startsWith('poetry.lock'))).toEqual([
+      'poetry.lock:15:12: error torch==2.0.1+cu118 [cuda-mismatch]',
+      'poetry.lock:25:7: error the [cuda-mismatch]',
+      'poetry.lock:30:12: error torchvision==0.15.2+cu118 [cuda-mismatch]',
+    ]);
   });
 
   it('42–43: a pixi.lock v6 (file names only) with CUDA 12.9 builds on Linux; CONSISTENT', () => {
