@@ -42843,10 +42843,11 @@ function namesPackage(args) {
 function pipfileOf(command, words, env) {
   const prefix = command.slice(0, command.length - words.length).reverse().find((word) => word.text.startsWith(PIPFILE_IS));
   if (prefix)
-    return prefix.unresolved ? { unresolved: prefix.unresolved, span: prefix.span } : { path: prefix.text.slice(PIPFILE_IS.length) };
+    return prefix.unresolved ? { unresolved: prefix.unresolved, span: prefix.span } : prefix.text.length > PIPFILE_IS.length ? { path: prefix.text.slice(PIPFILE_IS.length) } : void 0;
   const variable = env?.("PIPENV_PIPFILE");
   if (!variable) return void 0;
-  return "value" in variable ? { path: variable.value.text } : { unresolved: variable.unresolved, span: commandSpan(words) };
+  if (!("value" in variable)) return { unresolved: variable.unresolved, span: commandSpan(words) };
+  return variable.value.text === "" ? void 0 : { path: variable.value.text };
 }
 var PIPFILE_IS = "PIPENV_PIPFILE=";
 function recordPipenvInstall(sink, all, stage, pipfile2) {

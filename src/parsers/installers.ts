@@ -284,15 +284,17 @@ function pipfileOf(
     .slice(0, command.length - words.length)
     .reverse()
     .find((word) => word.text.startsWith(PIPFILE_IS));
+  // An empty value is no location: pipenv looks for the Pipfile as it does without one.
   if (prefix)
     return prefix.unresolved
       ? { unresolved: prefix.unresolved, span: prefix.span }
-      : { path: prefix.text.slice(PIPFILE_IS.length) };
+      : prefix.text.length > PIPFILE_IS.length
+        ? { path: prefix.text.slice(PIPFILE_IS.length) }
+        : undefined;
   const variable = env?.('PIPENV_PIPFILE');
   if (!variable) return undefined;
-  return 'value' in variable
-    ? { path: variable.value.text }
-    : { unresolved: variable.unresolved, span: commandSpan(words) };
+  if (!('value' in variable)) return { unresolved: variable.unresolved, span: commandSpan(words) };
+  return variable.value.text === '' ? undefined : { path: variable.value.text };
 }
 
 const PIPFILE_IS = 'PIPENV_PIPFILE=';

@@ -187,6 +187,8 @@ ${lines.join('\n')}
       '/b/Pipfile',
       '/b/Pipfile.lock',
     ]);
+    // Empty: the working directory's, as without it.
+    expect(read('ENV PIPENV_PIPFILE=', 'RUN pipenv sync')[0]).toEqual(['Pipfile', 'Pipfile.lock']);
     // Not known, or a Pipfile by another name: said, not guessed.
     expect(read('ARG PIPENV_PIPFILE', 'RUN pipenv sync')).toEqual([
       [],
