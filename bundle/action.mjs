@@ -40667,6 +40667,7 @@ function inContext(fact, context, hashes = fact.hashes) {
 function installsOnLinux(pkg) {
   return !pkg.markers || evaluateMarker(pkg.markers) !== false;
 }
+var REMOTE = /^https?:\/\//i;
 var FactSink = class {
   stages = [];
   contexts = [];
@@ -40702,6 +40703,12 @@ var FactSink = class {
   addInclude(context, fact) {
     this.includes.push(fact);
     context.includes.push(fact);
+    if (fact.kind !== "dockerfile" && REMOTE.test(fact.target))
+      this.unresolved.push({
+        span: fact.targetSpan,
+        text: fact.target,
+        reason: `pip fetches this ${fact.kind === "constraint" ? "constraints" : "requirements"} file from the web when it runs, and this check reads only the repository's files`
+      });
   }
   finish(path, kind, source) {
     const contexts = this.contexts.map((context) => ({

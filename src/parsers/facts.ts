@@ -421,6 +421,9 @@ export type ContextDraft = Omit<
 };
 
 /** A mutable builder the parsers fill in; `finish` makes the ParsedFile, whose lists no one changes after. */
+/** A requirements or constraints file named by its web address. */
+const REMOTE = /^https?:\/\//i;
+
 export class FactSink {
   readonly stages: StageFact[] = [];
   readonly contexts: ContextDraft[] = [];
@@ -463,6 +466,13 @@ export class FactSink {
   addInclude(context: ContextDraft, fact: IncludeFact): void {
     this.includes.push(fact);
     context.includes.push(fact);
+    // `-r https://…/requirements.txt`: pip fetches the file when it runs; what it installs is not in the repository.
+    if (fact.kind !== 'dockerfile' && REMOTE.test(fact.target))
+      this.unresolved.push({
+        span: fact.targetSpan,
+        text: fact.target,
+        reason: `pip fetches this ${fact.kind === 'constraint' ? 'constraints' : 'requirements'} file from the web when it runs, and this check reads only the repository's files`,
+      });
   }
 
   finish(path: string, kind: FileKind, source: SourceText): ParsedFile {

@@ -1,6 +1,7 @@
 /** The requirements parser on small inline inputs: facts, exact positions, options as pip reads them. */
 import { describe, expect, it } from 'vitest';
 import { parseRequirements } from '../../src/parsers/requirements/parse.js';
+import { parseDockerfile } from '../../src/parsers/dockerfile/parse.js';
 import { codeBlock } from '../support/code-block.js';
 import { at, text } from '../support/positions.js';
 
@@ -175,5 +176,31 @@ describe('found by the peers’ own test inputs (issue 32)', () => {
     }
     const quoted = parseRequirements('requirements.txt', "-i 'https://example.com/simple'\n").indexes[0]!;
     expect(quoted.urlSpan).toEqual({ start: 4, end: 30 }); // inside the quotes: an edit keeps them
+  });
+});
+
+describe('a requirements or constraints file named by its web address', () => {
+  it('is said to be not checked, at the address, in a requirements file and in a Dockerfile', () => {
+    const file = parseRequirements(
+      'requirements.txt',
+      'numpy==1.26.4\n-r https://raw.githubusercontent.com/org/repo/main/gpu.txt\n--constraint=https://example.org/c.txt\n-r base.txt\n',
+    );
+    expect(file.unresolved.map((fact) => [text(file, fact.span), fact.reason])).toEqual([
+      [
+        'https://raw.githubusercontent.com/org/repo/main/gpu.txt',
+        "pip fetches this requirements file from the web when it runs, and this check reads only the repository's files",
+      ],
+      [
+        'https://example.org/c.txt',
+        "pip fetches this constraints file from the web when it runs, and this check reads only the repository's files",
+      ],
+    ]);
+    const dockerfile = parseDockerfile(
+      'Dockerfile',
+      'FROM python:3.12\nARG BRANCH=main\nRUN pip install -r https://raw.githubusercontent.com/org/repo/$BRANCH/r.txt\n',
+    );
+    expect(dockerfile.unresolved.map((fact) => fact.text)).toEqual([
+      'https://raw.githubusercontent.com/org/repo/main/r.txt',
+    ]);
   });
 });
