@@ -11643,7 +11643,7 @@ var require_property = __commonJS({
         if (this.valueRange === null) {
           return null;
         }
-        let escaped = false;
+        let escaped2 = false;
         let rawValue = "";
         let value = this.document.getText().substring(this.document.offsetAt(this.valueRange.start), this.document.offsetAt(this.valueRange.end));
         rawLoop: for (let i = 0; i < value.length; i++) {
@@ -11655,7 +11655,7 @@ var require_property = __commonJS({
                   case "\r":
                     j++;
                   case "\n":
-                    escaped = true;
+                    escaped2 = true;
                     i = j;
                     continue rawLoop;
                   case " ":
@@ -11673,12 +11673,12 @@ var require_property = __commonJS({
               break;
             case " ":
             case "	":
-              if (!escaped) {
+              if (!escaped2) {
                 rawValue = rawValue + char;
               }
               break;
             case "#":
-              if (escaped) {
+              if (escaped2) {
                 for (let j = i + 1; j < value.length; j++) {
                   switch (value.charAt(j)) {
                     case "\r":
@@ -11694,7 +11694,7 @@ var require_property = __commonJS({
               break;
             default:
               rawValue = rawValue + char;
-              escaped = false;
+              escaped2 = false;
               break;
           }
         }
@@ -11726,10 +11726,10 @@ var require_property = __commonJS({
        *         if the value only consists of whitespace
        */
       static getValue(value, escapeChar) {
-        let escaped = false;
+        let escaped2 = false;
         const skip2 = util_1.Util.findLeadingNonWhitespace(value, escapeChar);
         if (skip2 !== 0 && value.charAt(skip2) === "#") {
-          escaped = true;
+          escaped2 = true;
         }
         value = value.substring(skip2);
         let first = value.charAt(0);
@@ -11771,7 +11771,7 @@ var require_property = __commonJS({
                     case "\r":
                       j++;
                     case "\n":
-                      escaped = true;
+                      escaped2 = true;
                       i = j;
                       continue parseValue;
                     default:
@@ -11791,10 +11791,10 @@ var require_property = __commonJS({
               }
               if (inDouble) {
                 if (char === "\r") {
-                  escaped = true;
+                  escaped2 = true;
                   i = i + 2;
                 } else if (char === "\n") {
-                  escaped = true;
+                  escaped2 = true;
                   i++;
                 } else if (char !== '"') {
                   if (char === escapeChar) {
@@ -11805,10 +11805,10 @@ var require_property = __commonJS({
                 continue parseValue;
               } else if (inSingle || literal2) {
                 if (char === "\r") {
-                  escaped = true;
+                  escaped2 = true;
                   i = i + 2;
                 } else if (char === "\n") {
-                  escaped = true;
+                  escaped2 = true;
                   i++;
                 } else {
                   escapedValue = escapedValue + escapeChar;
@@ -11818,10 +11818,10 @@ var require_property = __commonJS({
                 escapedValue = escapedValue + escapeChar;
                 i++;
               } else if (char === "\r") {
-                escaped = true;
+                escaped2 = true;
                 i = i + 2;
               } else if (char === "\n") {
-                escaped = true;
+                escaped2 = true;
                 i++;
                 start = i;
               } else {
@@ -11831,7 +11831,7 @@ var require_property = __commonJS({
               break;
             case " ":
             case "	":
-              if (escaped && commentCheck === -1) {
+              if (escaped2 && commentCheck === -1) {
                 commentCheck = i;
               }
               escapedValue = escapedValue + char;
@@ -11839,13 +11839,13 @@ var require_property = __commonJS({
             case "\r":
               i++;
             case "\n":
-              if (escaped && commentCheck !== -1) {
+              if (escaped2 && commentCheck !== -1) {
                 escapedValue = escapedValue.substring(0, escapedValue.length - (i - commentCheck - 1));
                 commentCheck = -1;
               }
               break;
             case "#":
-              if (escaped) {
+              if (escaped2) {
                 if (commentCheck !== -1) {
                   escapedValue = escapedValue.substring(0, escapedValue.length - (i - commentCheck));
                   commentCheck = -1;
@@ -11862,8 +11862,8 @@ var require_property = __commonJS({
                 continue parseValue;
               }
             default:
-              if (escaped) {
-                escaped = false;
+              if (escaped2) {
+                escaped2 = false;
                 commentCheck = -1;
               }
               escapedValue = escapedValue + char;
@@ -11980,12 +11980,12 @@ var require_propertyInstruction = __commonJS({
           return [];
         }
         const startPosition = this.document.positionAt(instructionNameEndOffset + start);
-        let escaped = range.start.line !== startPosition.line;
+        let escaped2 = range.start.line !== startPosition.line;
         let endingEscape = false;
         let mark = -1;
         let end = this.findTrailingNonWhitespace(fullArgs);
         content = fullArgs.substring(start, end + 1);
-        let argStart = escaped ? -1 : 0;
+        let argStart = escaped2 ? -1 : 0;
         let spaced = false;
         argumentLoop: for (let i = 0; i < content.length; i++) {
           let char = content.charAt(i);
@@ -11995,7 +11995,7 @@ var require_propertyInstruction = __commonJS({
                 endingEscape = true;
                 break argumentLoop;
               }
-              if (!escaped) {
+              if (!escaped2) {
                 mark = i;
               }
               switch (content.charAt(i + 1)) {
@@ -12010,7 +12010,7 @@ var require_propertyInstruction = __commonJS({
                       case "\r":
                         j++;
                       case "\n":
-                        escaped = true;
+                        escaped2 = true;
                         i = j;
                         continue argumentLoop;
                       case " ":
@@ -12027,7 +12027,7 @@ var require_propertyInstruction = __commonJS({
                 case "\r":
                   i++;
                 case "\n":
-                  escaped = true;
+                  escaped2 = true;
                   i = i + 1;
                   continue argumentLoop;
                 case this.escapeChar:
@@ -12071,7 +12071,7 @@ var require_propertyInstruction = __commonJS({
               break argumentLoop;
             case " ":
             case "	":
-              if (escaped) {
+              if (escaped2) {
                 if (argStart !== -1) {
                   spaced = true;
                 }
@@ -12086,7 +12086,7 @@ var require_propertyInstruction = __commonJS({
               spaced = false;
               break;
             case "#":
-              if (escaped) {
+              if (escaped2) {
                 for (let j = i + 1; j < content.length; j++) {
                   switch (content.charAt(j)) {
                     case "\r":
@@ -12113,33 +12113,33 @@ var require_propertyInstruction = __commonJS({
                 argStart = i;
                 spaced = false;
               }
-              escaped = false;
+              escaped2 = false;
               if (argStart === -1) {
                 argStart = i;
               }
               if (char === "$" && content.charAt(i + 1) === "{") {
                 let singleQuotes = false;
                 let doubleQuotes = false;
-                let escaped2 = false;
+                let escaped3 = false;
                 for (let j = i + 1; j < content.length; j++) {
                   switch (content.charAt(j)) {
                     case this.escapeChar:
-                      escaped2 = true;
+                      escaped3 = true;
                       break;
                     case "\r":
                     case "\n":
                       break;
                     case "'":
                       singleQuotes = !singleQuotes;
-                      escaped2 = false;
+                      escaped3 = false;
                       break;
                     case '"':
                       doubleQuotes = !doubleQuotes;
-                      escaped2 = false;
+                      escaped3 = false;
                       break;
                     case " ":
                     case "	":
-                      if (escaped2 || singleQuotes || doubleQuotes) {
+                      if (escaped3 || singleQuotes || doubleQuotes) {
                         break;
                       }
                       i = j - 1;
@@ -12148,7 +12148,7 @@ var require_propertyInstruction = __commonJS({
                       i = j;
                       continue argumentLoop;
                     default:
-                      escaped2 = false;
+                      escaped3 = false;
                       break;
                   }
                 }
@@ -12319,13 +12319,13 @@ var require_from = __commonJS({
           return null;
         }
         let commented = false;
-        let escaped = false;
+        let escaped2 = false;
         let name = "";
         for (let i = 0; i < imageName2.length; i++) {
           const ch = imageName2.charAt(i);
           switch (ch) {
             case this.escapeChar:
-              escaped = true;
+              escaped2 = true;
               break;
             case "\r":
               continue;
@@ -12336,17 +12336,17 @@ var require_from = __commonJS({
             case "	":
               break;
             case "#":
-              if (escaped) {
+              if (escaped2) {
                 commented = true;
               } else {
                 name = name + ch;
-                escaped = false;
+                escaped2 = false;
               }
               break;
             default:
               if (!commented) {
                 name = name + ch;
-                escaped = false;
+                escaped2 = false;
               }
               break;
           }
@@ -13567,19 +13567,19 @@ var require_parser2 = __commonJS({
         return offset;
       }
       processArguments(dockerfile2, instruction, instructionEnd, start, offset) {
-        let escaped = false;
+        let escaped2 = false;
         argumentsCheck: for (let i = offset + 1; i < this.buffer.length; i++) {
           switch (this.buffer.charAt(i)) {
             case "\r":
             case "\n":
-              if (escaped) {
+              if (escaped2) {
                 continue;
               }
               return this.processHeredocs(this.createInstruction(dockerfile2, instruction, start, instructionEnd, i), i);
             case this.escapeChar:
               const next = this.buffer.charAt(i + 1);
               if (next === "\n" || next === "\r") {
-                escaped = true;
+                escaped2 = true;
                 i++;
               } else if (next === " " || next === "	") {
                 for (let j = i + 2; j < this.buffer.length; j++) {
@@ -13589,7 +13589,7 @@ var require_parser2 = __commonJS({
                       break;
                     case "\r":
                     case "\n":
-                      escaped = true;
+                      escaped2 = true;
                     default:
                       i = j;
                       continue argumentsCheck;
@@ -13599,7 +13599,7 @@ var require_parser2 = __commonJS({
               }
               continue;
             case "#":
-              if (escaped) {
+              if (escaped2) {
                 i = this.processComment(dockerfile2, i);
                 continue argumentsCheck;
               }
@@ -13608,8 +13608,8 @@ var require_parser2 = __commonJS({
             case "	":
               break;
             default:
-              if (escaped) {
-                escaped = false;
+              if (escaped2) {
+                escaped2 = false;
               }
               break;
           }
@@ -13917,9 +13917,9 @@ var require_ignore = __commonJS({
           return null;
         }
         if (char === ESCAPE) {
-          const escaped = pattern[++index];
-          body += escapeMember(escaped);
-          prev = escaped;
+          const escaped2 = pattern[++index];
+          body += escapeMember(escaped2);
+          prev = escaped2;
         } else if (char === "-" && prev && index + 1 < length && pattern[index + 1] !== "]") {
           index++;
           let to = pattern[index];
@@ -13983,14 +13983,14 @@ var require_ignore = __commonJS({
       while (index < length) {
         const char = pattern[index];
         if (char === ESCAPE) {
-          const escaped = pattern[index + 1];
-          if (escaped === SLASH && index + 2 === length) {
+          const escaped2 = pattern[index + 1];
+          if (escaped2 === SLASH && index + 2 === length) {
             out += hold(NEVER_MATCH);
-          } else if (escaped === "*" || escaped === "[" || escaped === SPACE3) {
+          } else if (escaped2 === "*" || escaped2 === "[" || escaped2 === SPACE3) {
             out += pattern.slice(index, index + 2);
           } else {
             out += hold(
-              REGEX_LITERAL_SPECIAL.test(escaped) ? ESCAPE + escaped : isReserved(escaped) ? `[${escaped}]` : escaped
+              REGEX_LITERAL_SPECIAL.test(escaped2) ? ESCAPE + escaped2 : isReserved(escaped2) ? `[${escaped2}]` : escaped2
             );
           }
           index += 2;
@@ -15274,12 +15274,12 @@ function parseParameters(header, type, index, len, stopFlags) {
         }
         if (index < len && header.charCodeAt(index) === DQUOTE) {
           const quotedStart = ++index;
-          let escaped = false;
+          let escaped2 = false;
           while (index < len) {
             const code2 = header.charCodeAt(index);
             if (code2 === DQUOTE) {
               if (parameters[key] === void 0) {
-                parameters[key] = escaped ? unescapeQuotedPairs(header, quotedStart, index) : header.slice(quotedStart, index);
+                parameters[key] = escaped2 ? unescapeQuotedPairs(header, quotedStart, index) : header.slice(quotedStart, index);
               }
               index++;
               let stop2 = 0;
@@ -15297,7 +15297,7 @@ function parseParameters(header, type, index, len, stopFlags) {
               continue parameter;
             }
             if (code2 === BSLASH && index + 1 < len) {
-              escaped = true;
+              escaped2 = true;
               index += 2;
               continue;
             }
@@ -41643,17 +41643,17 @@ var Scanner = class {
       if (inner.includes("\\")) decline();
       return { value: inner, end: close + 1, escaped: false };
     }
-    let escaped = false;
+    let escaped2 = false;
     for (let i = start + 1; ; ) {
       const close = text2.indexOf("'", i);
       if (close < 0 || close >= end) decline();
       if (text2.charCodeAt(close + 1) === SINGLE && close + 1 < end) {
-        escaped = true;
+        escaped2 = true;
         i = close + 2;
         continue;
       }
       const inner = text2.slice(start + 1, close);
-      return { value: escaped ? inner.replaceAll("''", "'") : inner, end: close + 1, escaped };
+      return { value: escaped2 ? inner.replaceAll("''", "'") : inner, end: close + 1, escaped: escaped2 };
     }
   }
   /** A one-line scalar value from `start` to the line's end (a trailing comment allowed), or `{}` / `[]`. */
@@ -48855,7 +48855,7 @@ var Scanner2 = class {
     if (text2.startsWith(quote.repeat(3), start)) decline2();
     const close = quote.charCodeAt(0);
     let value = "";
-    let escaped = false;
+    let escaped2 = false;
     let from = start + 1;
     let i = from;
     const end = text2.indexOf(quote, from);
@@ -48869,7 +48869,7 @@ var Scanner2 = class {
         if (c === 92) {
           const replacement = ESCAPES[text2[i + 1]] ?? decline2();
           value += text2.slice(from, i) + replacement;
-          escaped = true;
+          escaped2 = true;
           i += 2;
           from = i;
           continue;
@@ -48881,7 +48881,7 @@ var Scanner2 = class {
     this.i = i + 1;
     const span = { start, end: this.i };
     let mapped;
-    if (escaped) {
+    if (escaped2) {
       const builder = new MappedBuilder();
       builder.pushSegment(value, -1, span);
       mapped = builder.build();
@@ -49402,7 +49402,7 @@ function readString(text2, i) {
   const start = i;
   let from = i + 1;
   let value = "";
-  let escaped = false;
+  let escaped2 = false;
   for (i = from; ; i++) {
     const c = text2.charCodeAt(i);
     if (Number.isNaN(c)) throw new JsonError("a string is not closed", start);
@@ -49422,13 +49422,13 @@ function readString(text2, i) {
       value += replacement;
       i += 1;
     }
-    escaped = true;
+    escaped2 = true;
     from = i + 1;
   }
   value += text2.slice(from, i);
   const span = { start, end: i + 1 };
   let mapped;
-  if (escaped || i - start - 1 > LONG_STRING) {
+  if (escaped2 || i - start - 1 > LONG_STRING) {
     const builder = new MappedBuilder();
     builder.pushSegment(value, -1, span);
     mapped = builder.build();
@@ -57774,8 +57774,15 @@ function ungroupedLocks(group, links) {
     for (const from of group) for (const link of links.get(from) ?? []) if (link.to === project) via.push(link);
     if (via.length === 0) continue;
     const selected = new Set(selectedContexts(project, via).map((context) => context.id));
+    const leftOut = /* @__PURE__ */ new Set();
+    for (const context of project.contexts) {
+      const group2 = /^group (.+)$/.exec(context.variant ?? "")?.[1];
+      if (selected.has(context.id) || group2 === void 0) continue;
+      if (optionalPoetryGroup(project.source.text, group2)) leftOut.add(context.id);
+      else selected.add(context.id);
+    }
     const named = new Set(project.packages.filter((pkg) => selected.has(pkg.context)).map((pkg) => pkg.name));
-    if (!project.packages.some((pkg) => !selected.has(pkg.context) && !named.has(pkg.name))) continue;
+    if (!project.packages.some((pkg) => leftOut.has(pkg.context) && !named.has(pkg.name))) continue;
     const starts = [...new Map(lock.packages.map((pkg) => [pkg.nameSpan.start, pkg.name])).entries()].sort(
       (a, b) => a[0] - b[0]
     );
@@ -57796,6 +57803,20 @@ function ungroupedLocks(group, links) {
   return found2 ?? NONE_LOCKS;
 }
 var NONE_LOCKS = /* @__PURE__ */ new Map();
+function optionalPoetryGroup(text2, group) {
+  const header = new RegExp(
+    `^\\[tool\\.poetry\\.group\\.(?:"${escaped(group)}"|${escaped(group)})\\][ \\t]*(?:#.*)?$`,
+    "m"
+  ).exec(text2);
+  if (!header) return false;
+  const rest = text2.slice(header.index + header[0].length);
+  const next = rest.search(/^[ \t]*\[/m);
+  const table = next < 0 ? rest : rest.slice(0, next);
+  return /^[ \t]*optional[ \t]*=[ \t]*true\b/m.test(table);
+}
+function escaped(text2) {
+  return text2.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
 var GROUPED = /^(?:groups|category)[ \t]*=/m;
 function conditionalFiles(group, links) {
   const into = /* @__PURE__ */ new Map();

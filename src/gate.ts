@@ -459,9 +459,19 @@ function ungroupedLocks(
     for (const from of group) for (const link of links.get(from) ?? []) if (link.to === project) via.push(link);
     if (via.length === 0) continue;
     const selected = new Set(selectedContexts(project, via).map((context) => context.id));
+    // Poetry installs every group not marked optional as well ("By default, dependencies across all non-optional
+    // groups will be installed", python-poetry.org/docs/managing-dependencies/#installing-group-dependencies); an
+    // extra's packages the lock already keeps out of the project. What is left out is an optional group not asked for.
+    const leftOut = new Set<number>();
+    for (const context of project.contexts) {
+      const group = /^group (.+)$/.exec(context.variant ?? '')?.[1];
+      if (selected.has(context.id) || group === undefined) continue;
+      if (optionalPoetryGroup(project.source.text, group)) leftOut.add(context.id);
+      else selected.add(context.id);
+    }
     const named = new Set(project.packages.filter((pkg) => selected.has(pkg.context)).map((pkg) => pkg.name));
-    // A group left out that needs a package the selected ones do not name.
-    if (!project.packages.some((pkg) => !selected.has(pkg.context) && !named.has(pkg.name))) continue;
+    // An optional group left out that needs a package the installed ones do not name.
+    if (!project.packages.some((pkg) => leftOut.has(pkg.context) && !named.has(pkg.name))) continue;
     // Each [[package]] table, from its name to the next one's: the package a place in the lock belongs to.
     const starts = [...new Map(lock.packages.map((pkg) => [pkg.nameSpan.start, pkg.name])).entries()].sort(
       (a, b) => a[0] - b[0],
@@ -484,6 +494,23 @@ function ungroupedLocks(
 }
 
 const NONE_LOCKS: ReadonlyMap<ParsedFile, (offset: number) => boolean> = new Map();
+
+/** Whether pyproject.toml marks a Poetry group optional (`[tool.poetry.group.NAME]` then `optional = true`). */
+function optionalPoetryGroup(text: string, group: string): boolean {
+  const header = new RegExp(
+    `^\\[tool\\.poetry\\.group\\.(?:"${escaped(group)}"|${escaped(group)})\\][ \\t]*(?:#.*)?$`,
+    'm',
+  ).exec(text);
+  if (!header) return false;
+  const rest = text.slice(header.index + header[0].length);
+  const next = rest.search(/^[ \t]*\[/m);
+  const table = next < 0 ? rest : rest.slice(0, next);
+  return /^[ \t]*optional[ \t]*=[ \t]*true\b/m.test(table);
+}
+
+function escaped(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
 
 /** A lock entry's group list (Poetry 2) or category (Poetry before 1.5). */
 const GROUPED = /^(?:groups|category)[ \t]*=/m;

@@ -608,9 +608,10 @@ describe('the real lock files of the corpus (fixtures/corpus-packaging 39–49),
 
   // Poetry 1.5–1.8 write no group into the lock: what `poetry install` leaves out there is told by pyproject.toml.
   it("a Poetry 1.x lock's packages that only a group the install leaves out needs are no certain mismatch", () => {
-    const poetry = (install: string) =>
+    const project = readFileSync(join(POETRY_TORCH, 'pyproject.toml'), 'utf8');
+    const poetry = (install: string, pyproject = project) =>
       lines({
-        'pyproject.toml': readFileSync(join(POETRY_TORCH, 'pyproject.toml'), 'utf8'),
+        'pyproject.toml': pyproject,
         'poetry.lock': readFileSync(join(POETRY_TORCH, 'poetry.lock'), 'utf8'),
         Dockerfile: codeBlock`
           FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04
@@ -623,6 +624,16 @@ describe('the real lock files of the corpus (fixtures/corpus-packaging 39–49),
       'poetry.lock:15:12: warning torch==2.0.1+cu118 [cuda-mismatch]',
       'poetry.lock:25:7: warning the [cuda-mismatch]',
       'poetry.lock:30:12: warning torchvision==0.15.2+cu118 [cuda-mismatch]',
+    ]);
+    // A group not marked optional is installed by default (python-poetry.org, "Installing group dependencies").
+    expect(
+      poetry('poetry install --no-root', project.replace('optional = true', '')).filter((line) =>
+        line.startsWith('poetry.lock'),
+      ),
+    ).toEqual([
+      'poetry.lock:15:12: error torch==2.0.1+cu118 [cuda-mismatch]',
+      'poetry.lock:25:7: error the [cuda-mismatch]',
+      'poetry.lock:30:12: error torchvision==0.15.2+cu118 [cuda-mismatch]',
     ]);
     // With the group, they are installed: certain.
     expect(poetry('poetry install --no-root --with cuda').filter((line) => line.startsWith('poetry.lock'))).toEqual([
