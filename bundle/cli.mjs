@@ -53050,7 +53050,7 @@ function uncertainFiles(group, links) {
   for (const [file2, at] of ungrouped) if (!uncertain.has(file2)) uncertain.set(file2, { reason: UNGROUPED_LOCK, at });
   return uncertain;
 }
-var UNGROUPED_LOCK = "this poetry.lock, written by Poetry before 2.0, does not say which dependency group each package is in, and pyproject.toml has groups this install leaves out";
+var UNGROUPED_LOCK = "this poetry.lock, written by Poetry before 2.0, does not say which dependency group each package is in, and this install leaves out an optional group of pyproject.toml";
 function ungroupedLocks(group, links) {
   let found2;
   for (const lock of group) {
@@ -53064,9 +53064,9 @@ function ungroupedLocks(group, links) {
     const selected = new Set(selectedContexts(project, via).map((context) => context.id));
     const leftOut = /* @__PURE__ */ new Set();
     for (const context of project.contexts) {
-      const group2 = /^group (.+)$/.exec(context.variant ?? "")?.[1];
-      if (selected.has(context.id) || group2 === void 0) continue;
-      if (optionalPoetryGroup(project.source.text, group2)) leftOut.add(context.id);
+      const name = /^group (.+)$/.exec(context.variant ?? "")?.[1];
+      if (selected.has(context.id) || name === void 0) continue;
+      if (optionalPoetryGroup(project.source.text, name)) leftOut.add(context.id);
       else selected.add(context.id);
     }
     const named = new Set(project.packages.filter((pkg) => selected.has(pkg.context)).map((pkg) => pkg.name));

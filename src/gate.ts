@@ -414,9 +414,9 @@ function heldIf(file: TextFile, offset: number): string | undefined {
 const heldContexts = new WeakMap<ParsedFile, readonly InstallContext[]>();
 
 /**
- * The files of a group whose every finding rests on what may not be installed, with why: those only commands which
- * may not run install (conditionalFiles), and the poetry.lock files that do not say which group each package is in
- * where the install leaves a group out (ungroupedLocks).
+ * The files of a group whose findings rest on what may not be installed, with why (and where, for a file where only
+ * some places do): those only commands which may not run install (conditionalFiles), and the poetry.lock files that do
+ * not say which group each package is in where the install leaves an optional group out (ungroupedLocks).
  */
 function uncertainFiles(
   group: readonly ParsedFile[],
@@ -433,17 +433,17 @@ function uncertainFiles(
 
 /** What a finding in a poetry.lock that ungroupedLocks finds says of that. */
 const UNGROUPED_LOCK =
-  'this poetry.lock, written by Poetry before 2.0, does not say which dependency group each package is in, and pyproject.toml has groups this install leaves out';
+  'this poetry.lock, written by Poetry before 2.0, does not say which dependency group each package is in, and this install leaves out an optional group of pyproject.toml';
 
 /**
  * The poetry.lock files of a group whose packages may belong to a group the install leaves out, with where: a lock of
  * Poetry 1.5 to 1.8 names no group for its packages (no `groups`, no `category`: Poetry 2 writes `groups = [...]`),
- * and the pyproject.toml beside it, as its installs select it (`poetry install` without `--with cuda`), leaves out a
- * group that needs a package the selected groups do not name. Poetry installs only what the selected groups need, so
- * a locked package that no selected group names (one only that group needs, or what it pulls in) may not be
- * installed: torch 2.0.1+cu118 locked for an optional `cuda` group is no mismatch of a `poetry install` that leaves
- * the group out. A package a selected group names is installed; what a selected package pulls in cannot be told
- * apart from what a left-out one does, so it is not certain either.
+ * and the pyproject.toml beside it, as its installs select it (`poetry install` without `--with cuda`), leaves out an
+ * optional group that needs a package the installed groups do not name. Poetry installs only what the installed
+ * groups need, so a locked package that no installed group names (one only that group needs, or what it pulls in)
+ * may not be installed: torch 2.0.1+cu118 locked for an optional `cuda` group is no mismatch of a `poetry install`
+ * that leaves the group out. A package an installed group names is installed; what an installed package pulls in
+ * cannot be told apart from what a left-out one does, so it is not certain either.
  */
 function ungroupedLocks(
   group: readonly ParsedFile[],
@@ -464,9 +464,9 @@ function ungroupedLocks(
     // extra's packages the lock already keeps out of the project. What is left out is an optional group not asked for.
     const leftOut = new Set<number>();
     for (const context of project.contexts) {
-      const group = /^group (.+)$/.exec(context.variant ?? '')?.[1];
-      if (selected.has(context.id) || group === undefined) continue;
-      if (optionalPoetryGroup(project.source.text, group)) leftOut.add(context.id);
+      const name = /^group (.+)$/.exec(context.variant ?? '')?.[1];
+      if (selected.has(context.id) || name === undefined) continue;
+      if (optionalPoetryGroup(project.source.text, name)) leftOut.add(context.id);
       else selected.add(context.id);
     }
     const named = new Set(project.packages.filter((pkg) => selected.has(pkg.context)).map((pkg) => pkg.name));
