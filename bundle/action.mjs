@@ -44156,7 +44156,7 @@ function readEachAlternative(script, reread, outer) {
     const read = splitScript(slice, bound).commands;
     if (read.length !== 1 || read[0].some((word) => word.unresolved)) return void 0;
     const alternative = `when ${[...combination].map(([name, value]) => `$${name} is '${value.value.text}'`).join(" and ")}`;
-    out.push(read[0].map((word) => withAlternative(word, alternative)));
+    out.push(read[0].map((word) => wordUnder(word, alternative)));
   }
   return out;
 }
@@ -44472,7 +44472,7 @@ var ScriptWord = class {
     return this.spanOf ??= this.script.site(this.from, this.to);
   }
 };
-function withAlternative(word, alternative) {
+function wordUnder(word, alternative) {
   return {
     text: word.text,
     mapped: word.mapped,
@@ -45185,7 +45185,7 @@ function parseDockerfile(path, text2) {
           stageScope = /* @__PURE__ */ new Map();
           recordFrom(reading, instruction, { span, stage, globals: globalScope, stageNames });
           const name = sink.images.at(-1)?.stageName;
-          if (name) stageNames.set(name.toLowerCase(), stage);
+          if (name && !stageNames.has(name.toLowerCase())) stageNames.set(name.toLowerCase(), stage);
           const parent = sink.images.at(-1)?.fromStage;
           stageEnvs[stage] = new StageEnv(parent === void 0 ? void 0 : stageEnvs[parent]);
           pipEnvs[stage] = new PipEnv(parent === void 0 ? void 0 : pipEnvs[parent]);
@@ -45210,10 +45210,13 @@ function parseDockerfile(path, text2) {
         case "ADD": {
           const before = sink.copies.length;
           recordCopy(sink, instruction, span, Math.max(stage, 0));
-          const copy = sink.copies.length > before ? sink.copies.at(-1) : void 0;
-          pipEnvs[stage]?.noteCopy(copy);
+          let copy = sink.copies.length > before ? sink.copies.at(-1) : void 0;
           const from = copy?.fromStage === void 0 ? void 0 : stageOf(copy.fromStage, stageNames, stage);
-          if (copy && from !== void 0) carryExports(reading.exports, copy, Math.max(stage, 0), from);
+          if (copy && from !== void 0) {
+            sink.copies[sink.copies.length - 1] = copy = { ...copy, fromIndex: from };
+            carryExports(reading.exports, copy, Math.max(stage, 0));
+          }
+          pipEnvs[stage]?.noteCopy(copy);
           break;
         }
         default:
@@ -45496,8 +45499,8 @@ function stageOf(from, stageNames, stage) {
   if (named !== void 0) return named < stage ? named : void 0;
   return /^\d+$/.test(from) && Number(from) < stage ? Number(from) : void 0;
 }
-function carryExports(exports, copy, stage, from) {
-  const exported = exports.get(from);
+function carryExports(exports, copy, stage) {
+  const exported = copy.fromIndex === void 0 ? void 0 : exports.get(copy.fromIndex);
   if (!exported?.length) return;
   for (const source of copy.sources) {
     const path = source.path.replace(/^\.\//, "");
@@ -51169,7 +51172,7 @@ function indexSubject(file2, index) {
   if (written2 === "registry") return `the registry ${index.url}`;
   return `${index.kind === "find-links" ? "--find-links" : `--${index.kind}`} ${index.url}`;
 }
-function withAlternative2(file2, context, subject) {
+function withAlternative(file2, context, subject) {
   const alternative = file2.contexts[context]?.alternative;
   return alternative ? `${subject} (${alternative})` : subject;
 }
@@ -51513,7 +51516,7 @@ function packageClaims(file2, pkg, kb, claims) {
   if (pkg.ecosystem === "conda" && !(pkg.localLabel && pkg.build) && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name) && !CUDA_SELECTOR.test(pkg.name))
     return claims;
   if (pkg.ecosystem === "apt" && !pkg.localLabel && !cudaFromAptName(pkg.name)) return claims;
-  const subject = withAlternative2(file2, pkg.context, describePackage(pkg));
+  const subject = withAlternative(file2, pkg.context, describePackage(pkg));
   const claimOf = (kind, cuda, precision, more) => cudaClaim({
     kind,
     file: file2,
@@ -52453,9 +52456,6 @@ var DockerfileIndex = class {
     this.tree = StageTree.of(file2);
     this.contextsByStage = groupBy(file2.contexts, (context) => context.stage);
     this.copiesByStage = groupBy(file2.copies, (copy) => copy.stage);
-    for (const stage of file2.stages)
-      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase()))
-        this.stagesByName.set(stage.name.toLowerCase(), stage.index);
     this.linksByContext = groupBy(links, (link) => link.include.context);
     this.packagesByContext = groupBy(positions(file2.packages.length), (i) => file2.packages[i].context);
     const all = positions(claims.length);
@@ -52484,7 +52484,6 @@ var DockerfileIndex = class {
   /** The Pythons a stage's RUNs and those of the stages it builds on install by script. */
   chainPythons;
   copiesByStage;
-  stagesByName = /* @__PURE__ */ new Map();
   /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
   copied = [];
   reached = [];
@@ -52548,7 +52547,7 @@ var DockerfileIndex = class {
       const pythons = /* @__PURE__ */ new Set();
       for (const copy of this.copiesByStage.get(at) ?? []) {
         if (copy.fromStage === void 0 || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
-        const from = this.stageNamed(copy.fromStage);
+        const from = copy.fromIndex;
         if (from === void 0 || from >= at) continue;
         for (const context of this.reached[from]) copied.add(context);
         for (const python of this.reachedPythons[from]) pythons.add(python);
@@ -52564,10 +52563,6 @@ var DockerfileIndex = class {
         .../* @__PURE__ */ new Set([...this.chainPythons(at), ...pythons, ...above ? this.reachedPythons[parent] : []])
       ]);
     }
-  }
-  stageNamed(name) {
-    if (/^\d+$/.test(name)) return Number(name);
-    return this.stagesByName.get(name.toLowerCase());
   }
   /** Packages installed by these contexts, in file order. */
   packagesOf(contexts) {
@@ -53060,7 +53055,7 @@ function builtWithTorch(file2, pkg, invocation, hidden, kb) {
     cuda: cuda.split(".")[0],
     precision: "major",
     span: pkg.span,
-    subject: withAlternative2(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
+    subject: withAlternative(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
     package: pkg,
     record: pin
   });
@@ -53142,7 +53137,7 @@ function finishUnit(parts, kb) {
             cuda: build.cuda,
             precision: "minor",
             span: pkg.span,
-            subject: withAlternative2(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
+            subject: withAlternative(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
             package: pkg,
             record: build.release,
             index: build.index
@@ -53590,7 +53585,7 @@ function reportUnknownBuilds(unit, target, report) {
       report({
         messageId: "unknownIndex",
         data: {
-          subject: withAlternative2(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
+          subject: withAlternative(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
           index: index.url,
           target: target.subject,
           expected: claimCuda(target)
@@ -53606,7 +53601,7 @@ function reportUnknownBuilds(unit, target, report) {
     report({
       messageId: "pypiOtherMachine",
       data: {
-        subject: withAlternative2(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
+        subject: withAlternative(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
         machine: build.unknownOnMachine,
         target: target.subject,
         expected: claimCuda(target),
@@ -56094,15 +56089,9 @@ var CopyIndex = class _CopyIndex {
   }
   constructor(file2) {
     let order = 0;
-    const named = /* @__PURE__ */ new Map();
-    for (const stage of file2.stages)
-      if (stage.name && !named.has(stage.name.toLowerCase())) named.set(stage.name.toLowerCase(), stage.index);
     for (const copy of file2.copies) {
-      let from;
-      if (copy.fromStage !== void 0) {
-        from = named.get(copy.fromStage.toLowerCase()) ?? (/^\d+$/.test(copy.fromStage) ? Number(copy.fromStage) : -1);
-        if (from < 0 || from >= copy.stage) continue;
-      }
+      if (copy.fromStage !== void 0 && copy.fromIndex === void 0) continue;
+      const from = copy.fromIndex;
       for (const { path } of copy.sources) {
         const entry = { order: order++, copy, source: path, from };
         const key = `${from ?? ""}\0${path}\0${copy.destination}`;

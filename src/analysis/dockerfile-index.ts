@@ -29,7 +29,6 @@ export class DockerfileIndex {
   /** The Pythons a stage's RUNs and those of the stages it builds on install by script. */
   private readonly chainPythons: (stage: number) => readonly PythonFact[];
   private readonly copiesByStage: Map<number, ParsedFile['copies'][number][]>;
-  private readonly stagesByName = new Map<string, number>();
   /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
   private readonly copied: InstallContext[][] = [];
   private readonly reached: (readonly InstallContext[])[] = [];
@@ -46,10 +45,6 @@ export class DockerfileIndex {
     this.tree = StageTree.of(file);
     this.contextsByStage = groupBy(file.contexts, (context) => context.stage);
     this.copiesByStage = groupBy(file.copies, (copy) => copy.stage);
-    // The first stage of a name wins (`COPY --from=NAME` names the first, as Docker reads it).
-    for (const stage of file.stages)
-      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase()))
-        this.stagesByName.set(stage.name.toLowerCase(), stage.index);
     this.linksByContext = groupBy(links, (link) => link.include.context);
     this.packagesByContext = groupBy(positions(file.packages.length), (i) => file.packages[i]!.context);
     const all = positions(claims.length);
@@ -128,7 +123,8 @@ export class DockerfileIndex {
       const pythons = new Set<PythonFact>();
       for (const copy of this.copiesByStage.get(at) ?? []) {
         if (copy.fromStage === undefined || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
-        const from = this.stageNamed(copy.fromStage);
+        // The earlier stage it names (the parser's `fromIndex`); a copy from an image brings no install of the file.
+        const from = copy.fromIndex;
         if (from === undefined || from >= at) continue;
         for (const context of this.reached[from]!) copied.add(context);
         for (const python of this.reachedPythons[from]!) pythons.add(python);
@@ -144,11 +140,6 @@ export class DockerfileIndex {
         ...new Set([...this.chainPythons(at), ...pythons, ...(above ? this.reachedPythons[parent]! : [])]),
       ]);
     }
-  }
-
-  private stageNamed(name: string): number | undefined {
-    if (/^\d+$/.test(name)) return Number(name);
-    return this.stagesByName.get(name.toLowerCase());
   }
 
   /** Packages installed by these contexts, in file order. */

@@ -92,16 +92,10 @@ class CopyIndex {
 
   private constructor(file: ParsedFile) {
     let order = 0;
-    // `COPY --from=NAME` names the first stage of that name, as Docker reads it; `--from=N` the N-th.
-    const named = new Map<string, number>();
-    for (const stage of file.stages)
-      if (stage.name && !named.has(stage.name.toLowerCase())) named.set(stage.name.toLowerCase(), stage.index);
     for (const copy of file.copies) {
-      let from: number | undefined;
-      if (copy.fromStage !== undefined) {
-        from = named.get(copy.fromStage.toLowerCase()) ?? (/^\d+$/.test(copy.fromStage) ? Number(copy.fromStage) : -1);
-        if (from < 0 || from >= copy.stage) continue;
-      }
+      // A copy from an image (no stage of the file) leads nowhere; one from a stage, to what that stage had.
+      if (copy.fromStage !== undefined && copy.fromIndex === undefined) continue;
+      const from = copy.fromIndex;
       for (const { path } of copy.sources) {
         const entry: CopiedSource = { order: order++, copy, source: path, from };
         const key = `${from ?? ''}\u0000${path}\u0000${copy.destination}`;

@@ -274,7 +274,10 @@ export interface CopyFact extends Spanned {
   readonly stage: number;
   readonly sources: readonly { readonly path: string; readonly span: Span }[];
   readonly destination: string;
+  /** `COPY --from=X` as written: a stage's name or index, or an image. */
   readonly fromStage?: string;
+  /** The earlier stage of the file `fromStage` names, where it names one (an image's copy has none). */
+  readonly fromIndex?: number;
 }
 
 /** A pip option that changes resolution without naming a source (`--pre`). */
@@ -420,10 +423,10 @@ export type ContextDraft = Omit<
   holds?: string;
 };
 
-/** A mutable builder the parsers fill in; `finish` makes the ParsedFile, whose lists no one changes after. */
 /** A requirements or constraints file named by its web address. */
 const REMOTE = /^https?:\/\//i;
 
+/** A mutable builder the parsers fill in; `finish` makes the ParsedFile, whose lists no one changes after. */
 export class FactSink {
   readonly stages: StageFact[] = [];
   readonly contexts: ContextDraft[] = [];

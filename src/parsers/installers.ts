@@ -264,13 +264,6 @@ function namesPackage(args: readonly Word[]): boolean {
 }
 
 /**
- * `pipenv install` / `pipenv sync` with no package named: the Pipfile in the working directory (or `PIPENV_PIPFILE`,
- * not followed), with its sources (pipenv.pypa.io/en/latest/commands/), and the Pipfile.lock beside it, which `sync`,
- * `install --deploy` and `install --ignore-pipfile` install from. The lock's selection: its default packages, with
- * `--dev` its develop ones too, and with `--categories "a b"` the categories named (`packages` is the default one;
- * `dev-packages` is read as `--dev`, the default packages with the develop ones).
- */
-/**
  * The Pipfile pipenv reads: `PIPENV_PIPFILE` (pipenv.pypa.io/en/latest/configuration/: "a custom Pipfile location"),
  * from the command's own `PIPENV_PIPFILE=… pipenv …` or the image's ENV and ARG; undefined for the Pipfile of the
  * working directory.
@@ -299,6 +292,13 @@ function pipfileOf(
 
 const PIPFILE_IS = 'PIPENV_PIPFILE=';
 
+/**
+ * `pipenv install` / `pipenv sync` with no package named: the Pipfile `PIPENV_PIPFILE` names (pipfileOf), else the
+ * one in the working directory, with its sources (pipenv.pypa.io/en/latest/commands/), and the Pipfile.lock beside
+ * it, which `sync`, `install --deploy` and `install --ignore-pipfile` install from. The lock's selection: its default
+ * packages, with `--dev` its develop ones too, and with `--categories "a b"` the categories named (`packages` is the
+ * default one; `dev-packages` is read as `--dev`, the default packages with the develop ones).
+ */
 function recordPipenvInstall(
   sink: FactSink,
   all: readonly Word[],
@@ -368,7 +368,8 @@ function recordPipenvInstall(
  * `pdm install` / `pdm sync`: the project in the working directory (or `-p/--project DIR`) from its pyproject.toml,
  * with PDM's sources (pdm-project.org/latest/reference/cli/#install), and the pdm.lock beside it, which is what is
  * installed: every group it locks, unless `-G group` (with `default`), `--prod` (`default` alone) or `-G :all`
- * choose (pdm-project.org/latest/usage/lockfile/). Another lock (`-L FILE`) is not followed.
+ * choose (pdm-project.org/latest/usage/lockfile/). `-L FILE` names the lock: one named pdm.lock is read there, one
+ * by another name is said to be not checked.
  */
 function recordPdmInstall(sink: FactSink, args: readonly Word[], all: readonly Word[], stage: number): boolean {
   const context = addRequirementsContext(sink, 'pip', commandSpan(all), { stage });

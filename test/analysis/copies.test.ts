@@ -57,6 +57,29 @@ describe('an install of a file in the image', () => {
     ).toEqual([[]]);
   });
 
+  it('reads COPY --from as the first earlier stage of that name, once, in the parser (fromIndex)', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM python:3.11 AS deps',
+        'FROM python:3.11 AS deps',
+        'FROM python:3.11',
+        'COPY --from=DEPS /a /a',
+        'COPY --from=1 /b /b',
+        'COPY --from=later /c /c',
+        'COPY --from=python:3.12 /d /d',
+        'FROM python:3.11 AS later',
+        '',
+      ].join('\n'),
+    );
+    expect(file.copies.map((copy) => [copy.fromStage, copy.fromIndex])).toEqual([
+      ['DEPS', 0],
+      ['1', 1],
+      ['later', undefined],
+      ['python:3.12', undefined],
+    ]);
+  });
+
   it("leads through a RUN's bind mount from the context", () => {
     expect(
       candidates(

@@ -84,7 +84,8 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           stageScope = new Map();
           recordFrom(reading, instruction, { span, stage, globals: globalScope, stageNames });
           const name = sink.images.at(-1)?.stageName;
-          if (name) stageNames.set(name.toLowerCase(), stage);
+          // The first stage of a name is the one `FROM NAME` and `COPY --from=NAME` name (BuildKit refuses a second).
+          if (name && !stageNames.has(name.toLowerCase())) stageNames.set(name.toLowerCase(), stage);
           const parent = sink.images.at(-1)?.fromStage;
           stageEnvs[stage] = new StageEnv(parent === undefined ? undefined : stageEnvs[parent]);
           pipEnvs[stage] = new PipEnv(parent === undefined ? undefined : pipEnvs[parent]);
@@ -109,10 +110,13 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
         case 'ADD': {
           const before = sink.copies.length;
           recordCopy(sink, instruction, span, Math.max(stage, 0));
-          const copy = sink.copies.length > before ? sink.copies.at(-1) : undefined;
-          pipEnvs[stage]?.noteCopy(copy);
+          let copy = sink.copies.length > before ? sink.copies.at(-1) : undefined;
           const from = copy?.fromStage === undefined ? undefined : stageOf(copy.fromStage, stageNames, stage);
-          if (copy && from !== undefined) carryExports(reading.exports, copy, Math.max(stage, 0), from);
+          if (copy && from !== undefined) {
+            sink.copies[sink.copies.length - 1] = copy = { ...copy, fromIndex: from };
+            carryExports(reading.exports, copy, Math.max(stage, 0));
+          }
+          pipEnvs[stage]?.noteCopy(copy);
           break;
         }
         default:
@@ -498,8 +502,8 @@ function stageOf(from: string, stageNames: ReadonlyMap<string, number>, stage: n
  * source is the exported file when it is that path or has its name, as a COPY from the build context is matched
  * (links.ts); a later `-r` matches the destination the same way, since WORKDIR is not followed.
  */
-function carryExports(exports: Map<number, LockExport[]>, copy: CopyFact, stage: number, from: number): void {
-  const exported = exports.get(from);
+function carryExports(exports: Map<number, LockExport[]>, copy: CopyFact, stage: number): void {
+  const exported = copy.fromIndex === undefined ? undefined : exports.get(copy.fromIndex);
   if (!exported?.length) return;
   for (const source of copy.sources) {
     const path = source.path.replace(/^\.\//, '');
