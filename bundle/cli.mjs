@@ -36487,6 +36487,14 @@ var FactSink = class {
         reason: `pip fetches this ${fact.kind === "constraint" ? "constraints" : "requirements"} file from the web when it runs, and this check reads only the repository's files`
       });
   }
+  /** An include of `context` found to install a lock's export the build makes (IncludeFact.exported). */
+  markExported(context, fact) {
+    const marked = { ...fact, exported: true };
+    for (const list of [this.includes, context.includes]) {
+      const at = list.lastIndexOf(fact);
+      if (at >= 0) list[at] = marked;
+    }
+  }
   finish(path, kind, source) {
     const contexts = this.contexts.map((context) => ({
       ...context,
@@ -41213,7 +41221,9 @@ function recordRun({ sink, source, escape, exports }, span, stage, resolve5, pip
             if (include.kind === "requirement" && include.selects === void 0) {
               const target = include.target.replace(/^\.\//, "");
               const from = exported.find((entry) => entry.output === target) ?? exported.find((entry) => entry.copied && baseName(entry.output) === baseName(target)) ?? exported.find((entry) => !entry.output);
-              if (from) installExport(sink, context, from);
+              if (!from) continue;
+              installExport(sink, context, from);
+              sink.markExported(context, include);
             }
       }
       const alternative = words[0]?.alternative ?? (inBlock[k] ? MAY_NOT_RUN : void 0);
@@ -47647,12 +47657,11 @@ var CopyIndex = class _CopyIndex {
     }
     seen.sort((a, b) => a.order - b.order);
     const out = [];
-    for (const entry of seen) {
-      const relative2 = pathInsideCopy(entry.copy, entry.source, target);
-      if (relative2 === void 0) continue;
-      if (entry.from === void 0) out.push(relative2);
-      else out.push(...this.sourcesOf(entry.from, relative2));
-    }
+    for (const entry of seen)
+      for (const relative2 of pathsInsideCopy(entry.copy, entry.source, target)) {
+        if (entry.from === void 0) out.push(relative2);
+        else out.push(...this.sourcesOf(entry.from, relative2));
+      }
     this.answers.set(key, out);
     return out;
   }
@@ -47665,27 +47674,36 @@ function push(map2, key, value) {
 function baseName2(path) {
   return path.replace(/\/+$/, "").split("/").pop() ?? path;
 }
-function isDirectorySource(source) {
-  return source === "." || source.endsWith("/") || !/\.[A-Za-z0-9]+$/.test(baseName2(source));
+function sourceShape2(source) {
+  if (source === "." || source.endsWith("/")) return "directory";
+  return /\.[A-Za-z0-9]+$/.test(baseName2(source)) || /[*?[]/.test(source) ? "file" : "either";
 }
-function pathInsideCopy(copy, source, target) {
+function isDirectorySource(source) {
+  return sourceShape2(source) !== "file";
+}
+function pathsInsideCopy(copy, source, target) {
+  const shape = sourceShape2(source);
+  const out = [];
+  if (shape !== "directory") {
+    const asFile = fileInsideCopy(copy, source, target);
+    if (asFile !== void 0) out.push(asFile);
+  }
+  if (shape !== "file") {
+    const dest = copy.destination.replace(/\/+$/, "");
+    if (!target.startsWith("/")) out.push(`${source.replace(/\/+$/, "")}/${target}`);
+    else if (target.startsWith(`${dest}/`)) out.push(`${source.replace(/\/+$/, "")}/${target.slice(dest.length + 1)}`);
+  }
+  return out;
+}
+function fileInsideCopy(copy, source, target) {
   const destination = copy.destination;
   const sourceBase = baseName2(source);
   const targetBase = target.split("/").pop() ?? target;
-  if (!isDirectorySource(source)) {
-    if (targetBase === sourceBase || target === destination || destination.endsWith("/") && target === `${destination}${sourceBase}`)
-      return source;
-    if (/[*?[]/.test(source) && globMatch(source.split("/").pop() ?? source, targetBase))
-      return `${dirname(source)}/${targetBase}`.replace(/^\//, "");
-    return void 0;
-  }
-  const dest = destination.replace(/\/+$/, "");
-  let relative2 = target;
-  if (target.startsWith("/")) {
-    if (!target.startsWith(`${dest}/`)) return void 0;
-    relative2 = target.slice(dest.length + 1);
-  }
-  return `${source.replace(/\/+$/, "")}/${relative2}`;
+  if (targetBase === sourceBase || target === destination || destination.endsWith("/") && target === `${destination}${sourceBase}`)
+    return source;
+  if (/[*?[]/.test(source) && globMatch(source.split("/").pop() ?? source, targetBase))
+    return `${dirname(source)}/${targetBase}`.replace(/^\//, "");
+  return void 0;
 }
 function globMatch(pattern, name) {
   const regex = new RegExp(
@@ -52048,39 +52066,58 @@ var rule_default13 = defineRule({
 });
 
 // rules/missing-include/rule.ts
+var SHOWN = 3;
 var rule_default14 = defineRule({
   id: "missing-include",
-  description: "No file installs or includes a file that the change deletes",
+  description: "No file installs or includes a file that the change deletes, or that is not in the repository",
   defaultSeverity: "error",
   fix: "none",
   about: "written",
   messages: {
-    deleted: "{{target}} is deleted by this change, but this line still installs it"
+    deleted: "{{target}} is deleted by this change, but this line still installs it",
+    nowhere: "{{target}} is installed here, but {{where}}: what it installs is not checked"
   },
   helps: {
-    deleted: "{{how}}. Restore {{target}}, or change this line to install the file that replaces it."
+    deleted: "{{how}}. Restore {{target}}, or change this line to install the file that replaces it.",
+    nowhere: 'The file comes from outside the repository ({{from}}), so cuda-gatekeeper cannot read what it installs. Check the file where it is made (cuda-gatekeeper check FILE), or add it to the repository and install that copy. If the path is a mistake, the install fails when it runs ({{tool}} stops with "{{error}}").'
   },
-  check({ files, removed, report }) {
-    if (removed.size === 0) return;
+  check({ files, removed, fileExists, report }) {
+    if (removed.size === 0 && !fileExists) return;
     const present = new Set(files.map((file2) => file2.path));
     for (const file2 of files) {
+      const image = formatOf(file2.kind).units === "stages";
       for (const include of file2.includes) {
-        if (include.optional) continue;
+        if (include.optional || include.copiedOnly || include.exported || /[$`]/.test(include.target)) continue;
         const candidates = includeCandidates(file2, include);
         if (candidates.some((path) => present.has(path))) continue;
+        const how = image ? 'docker build stops at the COPY (or pip at `-r`) with "file not found"' : 'pip stops with "Could not open requirements file"';
         const gone = candidates.find((path) => removed.has(path));
-        if (!gone) continue;
-        const how = formatOf(file2.kind).units === "stages" ? 'docker build stops at the COPY (or pip at `-r`) with "file not found"' : 'pip stops with "Could not open requirements file"';
+        if (gone) {
+          report({ messageId: "deleted", data: { target: gone, how }, file: file2, span: include.span });
+          continue;
+        }
+        if (!fileExists || /^[a-z][a-z0-9+.-]*:\/\//i.test(include.target.replace(/^file:(?!\/\/)/i, ""))) continue;
+        if (include.kind === "dockerfile" && candidates.length === 0) continue;
+        if (!candidates.every((path) => fileExists(path) === false)) continue;
+        const looked = candidates.length > SHOWN ? `${candidates.slice(0, SHOWN).join(", ")} and ${candidates.length - SHOWN} more` : candidates.join(", ");
+        const where = candidates.length === 0 ? "no COPY of the stage brings it from the build context" : `no file of the repository is there (looked for ${looked})`;
+        const from = image ? "a download or a clone in an earlier step, a file the base image has, or a file the build makes" : "a file a build step makes or downloads";
         report({
-          messageId: "deleted",
-          data: { target: gone, how },
+          messageId: "nowhere",
+          data: { target: include.target, where, from, ...failure2(include) },
           file: file2,
-          span: include.span
+          span: include.span,
+          severity: "notice"
         });
       }
     }
   }
 });
+function failure2(include) {
+  if (include.kind === "dockerfile") return { tool: "docker build", error: "failed to read dockerfile" };
+  if (/\.ya?ml$/i.test(include.target)) return { tool: "conda", error: "EnvironmentFileNotFound" };
+  return { tool: "pip", error: "Could not open requirements file" };
+}
 
 // rules/package-not-allowed/rule.ts
 var import_pep4406 = __toESM(require_pep440(), 1);
@@ -52912,6 +52949,7 @@ var Checker = class {
           baseline: this.baseline,
           ruleIds: this.ruleIds,
           removed: this.removed,
+          ...this.options.fileExists ? { fileExists: this.options.fileExists } : {},
           policy: policy.policy,
           policyProblems: policy.policyProblems,
           report: reporters[i],
@@ -55484,19 +55522,20 @@ function checkTree(job) {
   const policy = job.baseline ? loadBaseline(job.baseline.name, job.baseline.text, RULE_IDS) : void 0;
   const baseline = policy?.baseline ?? EMPTY_BASELINE;
   const kb = defaultKnowledgeBase();
-  const options2 = {
-    ...policy ? { policy } : {},
-    repository: job.repository,
-    today: job.today,
-    ...job.images ? { images: job.images } : {},
-    ...job.serving ? { serving: job.serving } : {}
-  };
   const skipped = [];
   const reader = diskReader(job.cwd, skipped, {
     paths: job.walked.paths,
     plain: new Set(job.walked.plain),
     listing: listingFrom(job.walked.listing)
   });
+  const options2 = {
+    ...policy ? { policy } : {},
+    repository: job.repository,
+    today: job.today,
+    ...job.images ? { images: job.images } : {},
+    ...job.serving ? { serving: job.serving } : {},
+    fileExists: (path) => reader.isFile(path)
+  };
   const checked = withVerifiedFixes(gateRepository(job.list, reader, baseline, kb, options2), baseline, kb, options2);
   return { report: checked.report, sources: checked.sources, skipped, parsedAgain: checked.parsedAgain };
 }
@@ -56288,10 +56327,10 @@ async function runAsync(argv, io) {
   try {
     return await dispatch(argv, io, true);
   } catch (error62) {
-    return failure2(error62, argv, io);
+    return failure3(error62, argv, io);
   }
 }
-function failure2(error62, argv, io) {
+function failure3(error62, argv, io) {
   if (error62 instanceof UsageError || error62 instanceof GitError || error62 instanceof PlanError) {
     io.err(`cuda-gatekeeper: ${error62.message}
 `);
@@ -56489,7 +56528,7 @@ function checkChanges(files, reader, changes, { baseline, kb, gateOptions: optio
   });
   const affected = sources.map((source) => parseFile(source.path, source.text, source.kind, parse4));
   return {
-    report: gate(affected, baseline, kb, { ...options2, removed: changes.removed }),
+    report: gate(affected, baseline, kb, { ...options2, removed: changes.removed, fileExists: reader.isFile }),
     sources,
     parsedAgain: 0
   };
@@ -56705,7 +56744,7 @@ function checkChosen(io, flags, chosen, engine) {
   const run = (list) => {
     const reader = diskReader(io.cwd, skipped, selected);
     const serving = servingIn(list);
-    const withServing = serving ? { ...gateOptions, serving } : gateOptions;
+    const withServing = { ...gateOptions, ...serving ? { serving } : {}, fileExists: reader.isFile };
     const checked2 = changes ? checkChanges(list, reader, changes, engine, serving) : gateRepository(list, reader, baseline, kb, { ...withServing, ...line ? { progress: line.show } : {} });
     line?.clear();
     return withVerifiedFixes(
@@ -56830,7 +56869,8 @@ function readStdin(io, { name, type }) {
   };
   return { path, kind, reader, skipped };
 }
-function checkStdin(io, stdin, { baseline, kb, gateOptions: options2 }) {
+function checkStdin(io, stdin, { baseline, kb, gateOptions }) {
+  const options2 = { ...gateOptions, fileExists: stdin.reader.isFile };
   const checked = gateRepository([{ path: stdin.path, kind: stdin.kind }], stdin.reader, baseline, kb, options2);
   for (const skip2 of stdin.skipped) io.err(`${escapeControl(skip2.path)}: skipped: ${skip2.reason}
 `);

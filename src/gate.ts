@@ -53,6 +53,12 @@ export interface GateOptions {
   readonly batchFiles?: number;
   /** What this check read of its images from their registries (src/images), by image key. */
   readonly images?: ImageLookups;
+  /**
+   * Whether the repository has a file at a path, where the caller knows it (a checkout on disk, a commit's tree or
+   * the blobs read of it); undefined where it does not. With it, an install of a file that is in no file of the
+   * repository says that what it installs is not checked (missing-include).
+   */
+  readonly fileExists?: (path: string) => boolean | undefined;
 }
 
 export const SUPPRESSION_RULE_ID = 'invalid-suppression';
@@ -245,6 +251,7 @@ export class Checker {
           baseline: this.baseline,
           ruleIds: this.ruleIds,
           removed: this.removed,
+          ...(this.options.fileExists ? { fileExists: this.options.fileExists } : {}),
           policy: policy.policy,
           policyProblems: policy.policyProblems,
           report: reporters[i]!,

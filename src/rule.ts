@@ -69,6 +69,8 @@ export interface RuleContext<M extends string = string> {
   readonly ruleIds: ReadonlySet<string>;
   /** Paths the change being checked deletes (empty when it is not known). */
   readonly removed: ReadonlySet<string>;
+  /** Whether the repository has a file at a path; absent, or undefined for a path, where that is not known. */
+  readonly fileExists?: (path: string) => boolean | undefined;
   report(draft: Draft<M>): void;
   /** A unit's verdict on one pool of the fleet, for the report's pool table (see Report.fleet). */
   verdict(verdict: UnitVerdict): void;

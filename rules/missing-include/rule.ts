@@ -1,46 +1,85 @@
 import { includeCandidates } from '../../src/analysis/links.js';
+import type { IncludeFact } from '../../src/parsers/facts.js';
 import { formatOf } from '../../src/parsers/formats.js';
 import { defineRule } from '../../src/rule.js';
 
+/** Candidate paths named in a message before "and N more". */
+const SHOWN = 3;
+
 /**
- * An include (`-r`, a Dockerfile's COPY + `pip install -r`, `conda env create -f`) whose file the change
- * deletes. The finding needs to know what the change deletes, so it comes from checks of a change: the App's
- * pull-request check and `check --changed-since`.
+ * An include (`-r`, a Dockerfile's COPY + `pip install -r`, `conda env create -f`) whose file is not there.
+ *
+ * - The change deletes it: an error. The finding needs to know what the change deletes, so it comes from checks of a
+ *   change: the App's pull-request check and `check --changed-since`.
+ * - It is in no file of the repository (`git clone … && pip install -r repo/requirements.txt`, a file the base image
+ *   or an earlier step makes): a notice that what it installs is not checked. Only where the caller knows which files
+ *   the repository has (GateOptions.fileExists: a checkout, a commit's tree); a file given alone says nothing.
  */
 export default defineRule({
   id: 'missing-include',
-  description: 'No file installs or includes a file that the change deletes',
+  description: 'No file installs or includes a file that the change deletes, or that is not in the repository',
   defaultSeverity: 'error',
   fix: 'none',
   about: 'written',
   messages: {
     deleted: '{{target}} is deleted by this change, but this line still installs it',
+    nowhere: '{{target}} is installed here, but {{where}}: what it installs is not checked',
   },
   helps: {
     deleted: '{{how}}. Restore {{target}}, or change this line to install the file that replaces it.',
+    nowhere:
+      'The file comes from outside the repository ({{from}}), so cuda-gatekeeper cannot read what it installs. Check the file where it is made (cuda-gatekeeper check FILE), or add it to the repository and install that copy. If the path is a mistake, the install fails when it runs ({{tool}} stops with "{{error}}").',
   },
-  check({ files, removed, report }) {
-    if (removed.size === 0) return;
+  check({ files, removed, fileExists, report }) {
+    if (removed.size === 0 && !fileExists) return;
     const present = new Set(files.map((file) => file.path));
     for (const file of files) {
+      const image = formatOf(file.kind).units === 'stages';
       for (const include of file.includes) {
-        if (include.optional) continue;
+        if (include.optional || include.copiedOnly || include.exported || /[$`]/.test(include.target)) continue;
         const candidates = includeCandidates(file, include);
         // Another candidate that is still there (a file beside the Dockerfile, say) is what the line installs.
         if (candidates.some((path) => present.has(path))) continue;
+        const how = image
+          ? 'docker build stops at the COPY (or pip at `-r`) with "file not found"'
+          : 'pip stops with "Could not open requirements file"';
         const gone = candidates.find((path) => removed.has(path));
-        if (!gone) continue;
-        const how =
-          formatOf(file.kind).units === 'stages'
-            ? 'docker build stops at the COPY (or pip at `-r`) with "file not found"'
-            : 'pip stops with "Could not open requirements file"';
+        if (gone) {
+          report({ messageId: 'deleted', data: { target: gone, how }, file, span: include.span });
+          continue;
+        }
+        // A target by its web address has its own notice (parse-error), and a file only known as missing is said
+        // to be missing: a path the caller cannot answer for (a read cut short) is reported as not read.
+        if (!fileExists || /^[a-z][a-z0-9+.-]*:\/\//i.test(include.target.replace(/^file:(?!\/\/)/i, ''))) continue;
+        if (include.kind === 'dockerfile' && candidates.length === 0) continue;
+        if (!candidates.every((path) => fileExists(path) === false)) continue;
+        const looked =
+          candidates.length > SHOWN
+            ? `${candidates.slice(0, SHOWN).join(', ')} and ${candidates.length - SHOWN} more`
+            : candidates.join(', ');
+        const where =
+          candidates.length === 0
+            ? 'no COPY of the stage brings it from the build context'
+            : `no file of the repository is there (looked for ${looked})`;
+        const from = image
+          ? 'a download or a clone in an earlier step, a file the base image has, or a file the build makes'
+          : 'a file a build step makes or downloads';
         report({
-          messageId: 'deleted',
-          data: { target: gone, how },
+          messageId: 'nowhere',
+          data: { target: include.target, where, from, ...failure(include) },
           file,
           span: include.span,
+          severity: 'notice',
         });
       }
     }
   },
 });
+
+/** What stops when an install names a file that is not there. */
+function failure(include: IncludeFact): { tool: string; error: string } {
+  if (include.kind === 'dockerfile') return { tool: 'docker build', error: 'failed to read dockerfile' };
+  // `conda env create -f` and `conda env update -f` read YAML; pip reads any other name as a requirements list.
+  if (/\.ya?ml$/i.test(include.target)) return { tool: 'conda', error: 'EnvironmentFileNotFound' };
+  return { tool: 'pip', error: 'Could not open requirements file' };
+}

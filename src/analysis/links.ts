@@ -193,13 +193,12 @@ class CopyIndex {
     }
     seen.sort((a, b) => a.order - b.order);
     const out: string[] = [];
-    for (const entry of seen) {
-      const relative = pathInsideCopy(entry.copy, entry.source, target);
-      if (relative === undefined) continue;
-      // From an earlier stage: what that stage had there (each step goes to an earlier stage, so it ends).
-      if (entry.from === undefined) out.push(relative);
-      else out.push(...this.sourcesOf(entry.from, relative));
-    }
+    for (const entry of seen)
+      for (const relative of pathsInsideCopy(entry.copy, entry.source, target)) {
+        // From an earlier stage: what that stage had there (each step goes to an earlier stage, so it ends).
+        if (entry.from === undefined) out.push(relative);
+        else out.push(...this.sourcesOf(entry.from, relative));
+      }
     this.answers.set(key, out);
     return out;
   }
@@ -215,34 +214,53 @@ function baseName(path: string): string {
   return path.replace(/\/+$/, '').split('/').pop() ?? path;
 }
 
-/** A COPY source that is a directory (`.`, `src/`, a name without an extension), as pathInsideCopy reads it. */
-function isDirectorySource(source: string): boolean {
-  return source === '.' || source.endsWith('/') || !/\.[A-Za-z0-9]+$/.test(baseName(source));
+/**
+ * How a COPY source reads: a directory (`.`, `src/`), a file (a name with an extension, a glob), or either (a name
+ * without an extension: `Pipfile` and `src` look alike, and only the build context tells).
+ */
+function sourceShape(source: string): 'directory' | 'file' | 'either' {
+  if (source === '.' || source.endsWith('/')) return 'directory';
+  return /\.[A-Za-z0-9]+$/.test(baseName(source)) || /[*?[]/.test(source) ? 'file' : 'either';
 }
 
-/** If `target` (a path in the image) was put there by COPY of `source`, the source-relative path of it. */
-function pathInsideCopy(copy: CopyFact, source: string, target: string): string | undefined {
+function isDirectorySource(source: string): boolean {
+  return sourceShape(source) !== 'file';
+}
+
+/**
+ * If `target` (a path in the image) was put there by COPY of `source`, the source-relative paths it may be: one, or
+ * for a source that may be a file or a directory, the file first (`COPY gpu-test/Pipfile /code/gpu-test/` puts
+ * `gpu-test/Pipfile` at `/code/gpu-test/Pipfile`; were it a directory, `gpu-test/Pipfile/Pipfile` would be there).
+ */
+function pathsInsideCopy(copy: CopyFact, source: string, target: string): string[] {
+  const shape = sourceShape(source);
+  const out: string[] = [];
+  if (shape !== 'directory') {
+    const asFile = fileInsideCopy(copy, source, target);
+    if (asFile !== undefined) out.push(asFile);
+  }
+  if (shape !== 'file') {
+    const dest = copy.destination.replace(/\/+$/, '');
+    if (!target.startsWith('/')) out.push(`${source.replace(/\/+$/, '')}/${target}`);
+    else if (target.startsWith(`${dest}/`)) out.push(`${source.replace(/\/+$/, '')}/${target.slice(dest.length + 1)}`);
+  }
+  return out;
+}
+
+/** The source-relative path of `target` if COPY of the file `source` put it there. */
+function fileInsideCopy(copy: CopyFact, source: string, target: string): string | undefined {
   const destination = copy.destination;
   const sourceBase = baseName(source);
   const targetBase = target.split('/').pop() ?? target;
-  if (!isDirectorySource(source)) {
-    if (
-      targetBase === sourceBase ||
-      target === destination ||
-      (destination.endsWith('/') && target === `${destination}${sourceBase}`)
-    )
-      return source;
-    if (/[*?[]/.test(source) && globMatch(source.split('/').pop() ?? source, targetBase))
-      return `${dirname(source)}/${targetBase}`.replace(/^\//, '');
-    return undefined;
-  }
-  const dest = destination.replace(/\/+$/, '');
-  let relative = target;
-  if (target.startsWith('/')) {
-    if (!target.startsWith(`${dest}/`)) return undefined;
-    relative = target.slice(dest.length + 1);
-  }
-  return `${source.replace(/\/+$/, '')}/${relative}`;
+  if (
+    targetBase === sourceBase ||
+    target === destination ||
+    (destination.endsWith('/') && target === `${destination}${sourceBase}`)
+  )
+    return source;
+  if (/[*?[]/.test(source) && globMatch(source.split('/').pop() ?? source, targetBase))
+    return `${dirname(source)}/${targetBase}`.replace(/^\//, '');
+  return undefined;
 }
 
 function globMatch(pattern: string, name: string): boolean {

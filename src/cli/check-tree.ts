@@ -49,19 +49,20 @@ export function checkTree(job: TreeJob): TreeResult {
   const policy = job.baseline ? loadBaseline(job.baseline.name, job.baseline.text, RULE_IDS) : undefined;
   const baseline = policy?.baseline ?? EMPTY_BASELINE;
   const kb = defaultKnowledgeBase();
-  const options: RepositoryOptions = {
-    ...(policy ? { policy } : {}),
-    repository: job.repository,
-    today: job.today,
-    ...(job.images ? { images: job.images } : {}),
-    ...(job.serving ? { serving: job.serving } : {}),
-  };
   const skipped: Skipped[] = [];
   const reader = diskReader(job.cwd, skipped, {
     paths: job.walked.paths,
     plain: new Set(job.walked.plain),
     listing: listingFrom(job.walked.listing),
   });
+  const options: RepositoryOptions = {
+    ...(policy ? { policy } : {}),
+    repository: job.repository,
+    today: job.today,
+    ...(job.images ? { images: job.images } : {}),
+    ...(job.serving ? { serving: job.serving } : {}),
+    fileExists: (path) => reader.isFile(path),
+  };
   const checked = withVerifiedFixes(gateRepository(job.list, reader, baseline, kb, options), baseline, kb, options);
   return { report: checked.report, sources: checked.sources, skipped, parsedAgain: checked.parsedAgain };
 }

@@ -462,7 +462,7 @@ function checkChanges(
   });
   const affected = sources.map((source) => parseFile(source.path, source.text, source.kind, parse));
   return {
-    report: gate(affected, baseline, kb, { ...options, removed: changes.removed }),
+    report: gate(affected, baseline, kb, { ...options, removed: changes.removed, fileExists: reader.isFile }),
     sources,
     parsedAgain: 0,
   };
@@ -784,7 +784,7 @@ function checkChosen(
   const run = (list: readonly Listed[]): RepositoryCheck => {
     const reader = diskReader(io.cwd, skipped, selected);
     const serving = servingIn(list);
-    const withServing = serving ? { ...gateOptions, serving } : gateOptions;
+    const withServing = { ...gateOptions, ...(serving ? { serving } : {}), fileExists: reader.isFile };
     const checked = changes
       ? checkChanges(list, reader, changes, engine, serving)
       : gateRepository(list, reader, baseline, kb, { ...withServing, ...(line ? { progress: line.show } : {}) });
@@ -948,7 +948,8 @@ function readStdin(
   return { path, kind, reader, skipped };
 }
 
-function checkStdin(io: Io, stdin: Stdin, { baseline, kb, gateOptions: options }: Engine): RepositoryCheck {
+function checkStdin(io: Io, stdin: Stdin, { baseline, kb, gateOptions }: Engine): RepositoryCheck {
+  const options = { ...gateOptions, fileExists: stdin.reader.isFile };
   const checked = gateRepository([{ path: stdin.path, kind: stdin.kind }], stdin.reader, baseline, kb, options);
   for (const skip of stdin.skipped) io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}\n`);
   return withVerifiedFixes(checked, baseline, kb, options);

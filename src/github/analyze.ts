@@ -8,6 +8,7 @@
  * pull request needs one read. What the listing shows beyond that is read in one more request.
  */
 import { followLinks } from './links.js';
+import { includeCandidates } from '../analysis/links.js';
 import { basename, dirname, joinRepo } from '../analysis/paths.js';
 import type { ParsedFile } from '../parsers/facts.js';
 import type { Report } from '../finding.js';
@@ -145,6 +146,8 @@ interface Selection {
   readonly texts: Map<string, string>;
   readonly given: ReadonlySet<string>;
   readonly skipped: readonly Skipped[];
+  /** Include candidates of the files checked that GitHub showed are no file of the head commit (missing-include). */
+  readonly noFile: readonly string[];
   readonly requests: number;
 }
 
@@ -352,6 +355,11 @@ async function selectFiles(
   ];
   const sources = commit.files.filter((file) => checked.has(file.source.path)).map((file) => file.source);
   const texts = new Map(sources.map((source) => [source.path, source.text]));
+  const noFile = new Set<string>();
+  if (commit.noFile)
+    for (const file of files)
+      for (const include of file.includes)
+        for (const path of includeCandidates(file, include)) if (commit.noFile(path)) noFile.add(path);
   return {
     baseline,
     org,
@@ -361,6 +369,7 @@ async function selectFiles(
     texts,
     given,
     skipped,
+    noFile: [...noFile],
     requests: 1 + commit.requests + runners.requests,
   };
 }
@@ -447,6 +456,7 @@ async function judge(
     ...(selection.read.repoConfig ? { repoConfig: selection.read.repoConfig } : {}),
     orgConfig: selection.org.config,
     sources: [...selection.sources],
+    ...(selection.noFile.length > 0 ? { noFile: selection.noFile } : {}),
     options: {
       repository: options.repository,
       today: options.today,

@@ -110,6 +110,11 @@ export class CommitFiles implements RepositoryReader {
     return source;
   }
 
+  /** Known to be no file of the commit: GitHub answered none there, or absent() says so without a read. */
+  noFile(path: string): boolean {
+    return this.blobs.get(path) === null || this.absent(path);
+  }
+
   isFile(path: string): boolean {
     if (this.absent(path)) return false;
     const blob = this.blobs.get(path);
@@ -152,6 +157,8 @@ export interface CommitRead {
   readonly skipped: readonly Skipped[];
   /** Every blob known at the end, by path (null: no file there). */
   readonly blobs: ReadonlyMap<string, BlobAnswer>;
+  /** Whether a path is known to be no file of the commit (a read's answer, or a tree or listing without it). */
+  readonly noFile?: (path: string) => boolean;
   /** Requests made after the blobs given. */
   readonly requests: number;
 }
@@ -194,7 +201,8 @@ export class CommitReading {
           path,
           reason: `not read: the chain of included files is longer than ${INCLUDE_ROUNDS + 1} files`,
         });
-      return { done: { files, skipped, blobs: this.source.blobs, requests: 0 } };
+      const source = this.source;
+      return { done: { files, skipped, blobs: source.blobs, requests: 0, noFile: (path) => source.noFile(path) } };
     }
     this.rounds++;
     return { wanted };

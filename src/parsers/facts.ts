@@ -131,6 +131,11 @@ export interface IncludeFact extends Spanned {
   readonly copiedOnly?: boolean;
   /** Packages the command leaves out of what it installs (`uv sync --no-install-package torch`), by normalized name. */
   readonly skips?: readonly string[];
+  /**
+   * The file is a lock's export the build makes (`poetry export -o requirements.txt`, then `pip install -r
+   * requirements.txt`): what it installs is read through the includes of the exported project (installExport).
+   */
+  readonly exported?: boolean;
 }
 
 export interface VersionClause {
@@ -476,6 +481,15 @@ export class FactSink {
         text: fact.target,
         reason: `pip fetches this ${fact.kind === 'constraint' ? 'constraints' : 'requirements'} file from the web when it runs, and this check reads only the repository's files`,
       });
+  }
+
+  /** An include of `context` found to install a lock's export the build makes (IncludeFact.exported). */
+  markExported(context: ContextDraft, fact: IncludeFact): void {
+    const marked = { ...fact, exported: true };
+    for (const list of [this.includes, context.includes]) {
+      const at = list.lastIndexOf(fact);
+      if (at >= 0) list[at] = marked;
+    }
   }
 
   finish(path: string, kind: FileKind, source: SourceText): ParsedFile {

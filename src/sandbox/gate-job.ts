@@ -18,6 +18,8 @@ export interface GateJob {
   readonly repoConfig?: ConfigBlob;
   readonly orgConfig: ConfigBlob | null | undefined;
   readonly sources: readonly SourceFile[];
+  /** Paths known to be no file of the commit checked (include candidates GitHub answered none for). */
+  readonly noFile?: readonly string[];
   readonly options: Pick<GateOptions, 'repository' | 'today' | 'removed' | 'images'>;
 }
 
@@ -26,7 +28,13 @@ export function runGateJob(job: GateJob): Report {
   const files = job.sources.map((source) =>
     parseFile(source.path, source.text, source.kind, { images: baseline.baseline.images }),
   );
-  const options: GateOptions = { ...gateOptionsFor(baseline, job.owner, job.repo, { today: today() }), ...job.options };
+  const noFile = new Set(job.noFile);
+  const options: GateOptions = {
+    ...gateOptionsFor(baseline, job.owner, job.repo, { today: today() }),
+    ...job.options,
+    // What GitHub did not show is not known: only a path it answered none for is no file.
+    ...(noFile.size > 0 ? { fileExists: (path: string) => (noFile.has(path) ? false : undefined) } : {}),
+  };
   const kb = defaultKnowledgeBase();
   return verifyFixes(gate(files, baseline.baseline, kb, options), files, regateFiles(baseline.baseline, kb, options));
 }

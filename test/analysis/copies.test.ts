@@ -89,3 +89,33 @@ describe('an install of a file in the image', () => {
     ).toEqual([['docker/requirements.txt', 'requirements.txt']]);
   });
 });
+
+describe('a COPY source named without an extension', () => {
+  it('may be a file or a folder: the file first, then the folder', () => {
+    expect(
+      candidates(
+        'FROM nvidia/cuda:11.8.0-runtime-ubuntu22.04',
+        'COPY ./gpu-test/Pipfile ./gpu-test/Pipfile.lock /code/gpu-test/',
+        'RUN pipenv install -r /code/gpu-test/Pipfile',
+      )[0]?.slice(0, 2),
+    ).toEqual(['docker/gpu-test/Pipfile', 'gpu-test/Pipfile']);
+    // A folder: a file under it is found there, and nothing is read as the folder itself.
+    expect(
+      candidates(
+        'FROM nvidia/cuda:11.8.0-runtime-ubuntu22.04',
+        'COPY requirements /app/requirements',
+        'RUN pip install -r /app/requirements/gpu.txt',
+      ),
+    ).toEqual([['docker/requirements/gpu.txt', 'requirements/gpu.txt']]);
+  });
+
+  it('a glob without an extension is a pattern of files, not a folder', () => {
+    expect(
+      candidates(
+        'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04',
+        'COPY requirements* /app/',
+        'RUN pip install -r /app/requirements-gpu.txt',
+      ),
+    ).toEqual([['docker/requirements-gpu.txt', 'requirements-gpu.txt']]);
+  });
+});

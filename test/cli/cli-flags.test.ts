@@ -144,6 +144,32 @@ describe('standard input', () => {
     expect(result.code).toBe(1);
   });
 
+  it('an install of a file the checkout does not have is a notice: for a folder, a file named, standard input', () => {
+    const dockerfile = codeBlock`
+      FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04
+      RUN git clone https://github.com/example/serving.git && pip install -r serving/requirements.txt
+    `;
+    const dir = repo({ 'svc/Dockerfile': dockerfile });
+    const notice =
+      /^svc\/Dockerfile:2:\d+: notice: serving\/requirements.txt is installed here, but no file of the repository is there \(looked for svc\/serving\/requirements.txt, serving\/requirements.txt\): what it installs is not checked \[missing-include\]$/m;
+    for (const args of [
+      ['check', '.'],
+      ['check', 'svc/Dockerfile'],
+    ]) {
+      const result = cli(dir, [...args, '--baseline', 'none']);
+      expect(result.out, args.join(' ')).toMatch(notice);
+      expect(result.code).toBe(0);
+    }
+    const piped = cli(dir, ['check', '-', '--stdin-filename', 'svc/Dockerfile', '--baseline', 'none'], dockerfile);
+    expect(piped.out).toMatch(notice);
+    // Once the file is there, it is what the line installs, and it is checked.
+    mkdirSync(join(dir, 'svc', 'serving'));
+    writeFileSync(join(dir, 'svc', 'serving', 'requirements.txt'), 'torch==2.3.0+cu118\n');
+    const present = cli(dir, ['check', '.', '--baseline', 'none']);
+    expect(present.out).not.toContain('[missing-include]');
+    expect(present.out).toContain('svc/serving/requirements.txt:1:1');
+  });
+
   it.each([
     [['-'], 'standard input needs --type'],
     [['-', 'Dockerfile'], 'checked alone'],

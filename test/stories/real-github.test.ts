@@ -398,6 +398,32 @@ describe('a check never claims what it did not do', () => {
     );
   });
 
+  it('an install of a file the head commit does not have is a notice that it is not checked, not a silent pass', async () => {
+    const scenario = pullScenario(fake, {
+      main: { Dockerfile: DOCKERFILE, 'requirements.txt': 'torch==2.5.1\n' },
+      head: {
+        Dockerfile: codeBlock`
+          FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04
+          RUN git clone --depth 1 https://github.com/example/serving.git && pip install -r serving/requirements.txt
+        `,
+      },
+      changed: ['Dockerfile'],
+    });
+    await receive('pull_request', scenario.payload);
+    expect(latest(scenario)).toMatchObject({ conclusion: 'success' });
+    expect(latest(scenario).annotations).toEqual([
+      expect.objectContaining({
+        path: 'Dockerfile',
+        start_line: 2,
+        title: 'missing-include',
+        annotation_level: 'notice',
+        message: expect.stringContaining(
+          'serving/requirements.txt is installed here, but no file of the repository is there',
+        ),
+      }),
+    ]);
+  });
+
   it('a requirements file changed alone is checked with the Dockerfile that installs it', async () => {
     const scenario = pullScenario(fake, {
       main: {

@@ -58,9 +58,12 @@ export function runCase(dir: string, files?: ParsedFile[]): Case {
       .files;
   const removedPath = join(dir, 'removed.txt');
   const removed = existsSync(removedPath) ? readFileSync(removedPath, 'utf8').split('\n').filter(Boolean) : [];
+  // The fixture's folder is the repository, as for `cuda-gatekeeper check .` in it.
+  const present = new Set(paths);
   const report = gate(parsed, policy?.baseline ?? EMPTY_BASELINE, defaultKnowledgeBase(), {
     ...(policy ? { policy } : {}),
     removed,
+    fileExists: (path) => present.has(path),
   });
   return { dir, files: parsed, ...(policy ? { policy } : {}), report };
 }

@@ -473,7 +473,9 @@ function recordRun(
                 exported.find((entry) => entry.output === target) ??
                 exported.find((entry) => entry.copied && baseName(entry.output!) === baseName(target)) ??
                 exported.find((entry) => !entry.output);
-              if (from) installExport(sink, context, from);
+              if (!from) continue;
+              installExport(sink, context, from);
+              sink.markExported(context, include);
             }
       // A command read once per value of a variable says which; one inside an `if`, `case` or loop says so.
       const alternative = words[0]?.alternative ?? (inBlock[k] ? MAY_NOT_RUN : undefined);
