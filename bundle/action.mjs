@@ -11643,7 +11643,7 @@ var require_property = __commonJS({
         if (this.valueRange === null) {
           return null;
         }
-        let escaped2 = false;
+        let escaped = false;
         let rawValue = "";
         let value = this.document.getText().substring(this.document.offsetAt(this.valueRange.start), this.document.offsetAt(this.valueRange.end));
         rawLoop: for (let i = 0; i < value.length; i++) {
@@ -11655,7 +11655,7 @@ var require_property = __commonJS({
                   case "\r":
                     j++;
                   case "\n":
-                    escaped2 = true;
+                    escaped = true;
                     i = j;
                     continue rawLoop;
                   case " ":
@@ -11673,12 +11673,12 @@ var require_property = __commonJS({
               break;
             case " ":
             case "	":
-              if (!escaped2) {
+              if (!escaped) {
                 rawValue = rawValue + char;
               }
               break;
             case "#":
-              if (escaped2) {
+              if (escaped) {
                 for (let j = i + 1; j < value.length; j++) {
                   switch (value.charAt(j)) {
                     case "\r":
@@ -11694,7 +11694,7 @@ var require_property = __commonJS({
               break;
             default:
               rawValue = rawValue + char;
-              escaped2 = false;
+              escaped = false;
               break;
           }
         }
@@ -11726,10 +11726,10 @@ var require_property = __commonJS({
        *         if the value only consists of whitespace
        */
       static getValue(value, escapeChar) {
-        let escaped2 = false;
+        let escaped = false;
         const skip2 = util_1.Util.findLeadingNonWhitespace(value, escapeChar);
         if (skip2 !== 0 && value.charAt(skip2) === "#") {
-          escaped2 = true;
+          escaped = true;
         }
         value = value.substring(skip2);
         let first = value.charAt(0);
@@ -11771,7 +11771,7 @@ var require_property = __commonJS({
                     case "\r":
                       j++;
                     case "\n":
-                      escaped2 = true;
+                      escaped = true;
                       i = j;
                       continue parseValue;
                     default:
@@ -11791,10 +11791,10 @@ var require_property = __commonJS({
               }
               if (inDouble) {
                 if (char === "\r") {
-                  escaped2 = true;
+                  escaped = true;
                   i = i + 2;
                 } else if (char === "\n") {
-                  escaped2 = true;
+                  escaped = true;
                   i++;
                 } else if (char !== '"') {
                   if (char === escapeChar) {
@@ -11805,10 +11805,10 @@ var require_property = __commonJS({
                 continue parseValue;
               } else if (inSingle || literal2) {
                 if (char === "\r") {
-                  escaped2 = true;
+                  escaped = true;
                   i = i + 2;
                 } else if (char === "\n") {
-                  escaped2 = true;
+                  escaped = true;
                   i++;
                 } else {
                   escapedValue = escapedValue + escapeChar;
@@ -11818,10 +11818,10 @@ var require_property = __commonJS({
                 escapedValue = escapedValue + escapeChar;
                 i++;
               } else if (char === "\r") {
-                escaped2 = true;
+                escaped = true;
                 i = i + 2;
               } else if (char === "\n") {
-                escaped2 = true;
+                escaped = true;
                 i++;
                 start = i;
               } else {
@@ -11831,7 +11831,7 @@ var require_property = __commonJS({
               break;
             case " ":
             case "	":
-              if (escaped2 && commentCheck === -1) {
+              if (escaped && commentCheck === -1) {
                 commentCheck = i;
               }
               escapedValue = escapedValue + char;
@@ -11839,13 +11839,13 @@ var require_property = __commonJS({
             case "\r":
               i++;
             case "\n":
-              if (escaped2 && commentCheck !== -1) {
+              if (escaped && commentCheck !== -1) {
                 escapedValue = escapedValue.substring(0, escapedValue.length - (i - commentCheck - 1));
                 commentCheck = -1;
               }
               break;
             case "#":
-              if (escaped2) {
+              if (escaped) {
                 if (commentCheck !== -1) {
                   escapedValue = escapedValue.substring(0, escapedValue.length - (i - commentCheck));
                   commentCheck = -1;
@@ -11862,8 +11862,8 @@ var require_property = __commonJS({
                 continue parseValue;
               }
             default:
-              if (escaped2) {
-                escaped2 = false;
+              if (escaped) {
+                escaped = false;
                 commentCheck = -1;
               }
               escapedValue = escapedValue + char;
@@ -11980,12 +11980,12 @@ var require_propertyInstruction = __commonJS({
           return [];
         }
         const startPosition = this.document.positionAt(instructionNameEndOffset + start);
-        let escaped2 = range.start.line !== startPosition.line;
+        let escaped = range.start.line !== startPosition.line;
         let endingEscape = false;
         let mark = -1;
         let end = this.findTrailingNonWhitespace(fullArgs);
         content = fullArgs.substring(start, end + 1);
-        let argStart = escaped2 ? -1 : 0;
+        let argStart = escaped ? -1 : 0;
         let spaced = false;
         argumentLoop: for (let i = 0; i < content.length; i++) {
           let char = content.charAt(i);
@@ -11995,7 +11995,7 @@ var require_propertyInstruction = __commonJS({
                 endingEscape = true;
                 break argumentLoop;
               }
-              if (!escaped2) {
+              if (!escaped) {
                 mark = i;
               }
               switch (content.charAt(i + 1)) {
@@ -12010,7 +12010,7 @@ var require_propertyInstruction = __commonJS({
                       case "\r":
                         j++;
                       case "\n":
-                        escaped2 = true;
+                        escaped = true;
                         i = j;
                         continue argumentLoop;
                       case " ":
@@ -12027,7 +12027,7 @@ var require_propertyInstruction = __commonJS({
                 case "\r":
                   i++;
                 case "\n":
-                  escaped2 = true;
+                  escaped = true;
                   i = i + 1;
                   continue argumentLoop;
                 case this.escapeChar:
@@ -12071,7 +12071,7 @@ var require_propertyInstruction = __commonJS({
               break argumentLoop;
             case " ":
             case "	":
-              if (escaped2) {
+              if (escaped) {
                 if (argStart !== -1) {
                   spaced = true;
                 }
@@ -12086,7 +12086,7 @@ var require_propertyInstruction = __commonJS({
               spaced = false;
               break;
             case "#":
-              if (escaped2) {
+              if (escaped) {
                 for (let j = i + 1; j < content.length; j++) {
                   switch (content.charAt(j)) {
                     case "\r":
@@ -12113,33 +12113,33 @@ var require_propertyInstruction = __commonJS({
                 argStart = i;
                 spaced = false;
               }
-              escaped2 = false;
+              escaped = false;
               if (argStart === -1) {
                 argStart = i;
               }
               if (char === "$" && content.charAt(i + 1) === "{") {
                 let singleQuotes = false;
                 let doubleQuotes = false;
-                let escaped3 = false;
+                let escaped2 = false;
                 for (let j = i + 1; j < content.length; j++) {
                   switch (content.charAt(j)) {
                     case this.escapeChar:
-                      escaped3 = true;
+                      escaped2 = true;
                       break;
                     case "\r":
                     case "\n":
                       break;
                     case "'":
                       singleQuotes = !singleQuotes;
-                      escaped3 = false;
+                      escaped2 = false;
                       break;
                     case '"':
                       doubleQuotes = !doubleQuotes;
-                      escaped3 = false;
+                      escaped2 = false;
                       break;
                     case " ":
                     case "	":
-                      if (escaped3 || singleQuotes || doubleQuotes) {
+                      if (escaped2 || singleQuotes || doubleQuotes) {
                         break;
                       }
                       i = j - 1;
@@ -12148,7 +12148,7 @@ var require_propertyInstruction = __commonJS({
                       i = j;
                       continue argumentLoop;
                     default:
-                      escaped3 = false;
+                      escaped2 = false;
                       break;
                   }
                 }
@@ -12319,13 +12319,13 @@ var require_from = __commonJS({
           return null;
         }
         let commented = false;
-        let escaped2 = false;
+        let escaped = false;
         let name = "";
         for (let i = 0; i < imageName2.length; i++) {
           const ch = imageName2.charAt(i);
           switch (ch) {
             case this.escapeChar:
-              escaped2 = true;
+              escaped = true;
               break;
             case "\r":
               continue;
@@ -12336,17 +12336,17 @@ var require_from = __commonJS({
             case "	":
               break;
             case "#":
-              if (escaped2) {
+              if (escaped) {
                 commented = true;
               } else {
                 name = name + ch;
-                escaped2 = false;
+                escaped = false;
               }
               break;
             default:
               if (!commented) {
                 name = name + ch;
-                escaped2 = false;
+                escaped = false;
               }
               break;
           }
@@ -13567,19 +13567,19 @@ var require_parser2 = __commonJS({
         return offset;
       }
       processArguments(dockerfile2, instruction, instructionEnd, start, offset) {
-        let escaped2 = false;
+        let escaped = false;
         argumentsCheck: for (let i = offset + 1; i < this.buffer.length; i++) {
           switch (this.buffer.charAt(i)) {
             case "\r":
             case "\n":
-              if (escaped2) {
+              if (escaped) {
                 continue;
               }
               return this.processHeredocs(this.createInstruction(dockerfile2, instruction, start, instructionEnd, i), i);
             case this.escapeChar:
               const next = this.buffer.charAt(i + 1);
               if (next === "\n" || next === "\r") {
-                escaped2 = true;
+                escaped = true;
                 i++;
               } else if (next === " " || next === "	") {
                 for (let j = i + 2; j < this.buffer.length; j++) {
@@ -13589,7 +13589,7 @@ var require_parser2 = __commonJS({
                       break;
                     case "\r":
                     case "\n":
-                      escaped2 = true;
+                      escaped = true;
                     default:
                       i = j;
                       continue argumentsCheck;
@@ -13599,7 +13599,7 @@ var require_parser2 = __commonJS({
               }
               continue;
             case "#":
-              if (escaped2) {
+              if (escaped) {
                 i = this.processComment(dockerfile2, i);
                 continue argumentsCheck;
               }
@@ -13608,8 +13608,8 @@ var require_parser2 = __commonJS({
             case "	":
               break;
             default:
-              if (escaped2) {
-                escaped2 = false;
+              if (escaped) {
+                escaped = false;
               }
               break;
           }
@@ -13917,9 +13917,9 @@ var require_ignore = __commonJS({
           return null;
         }
         if (char === ESCAPE) {
-          const escaped2 = pattern[++index];
-          body += escapeMember(escaped2);
-          prev = escaped2;
+          const escaped = pattern[++index];
+          body += escapeMember(escaped);
+          prev = escaped;
         } else if (char === "-" && prev && index + 1 < length && pattern[index + 1] !== "]") {
           index++;
           let to = pattern[index];
@@ -13983,14 +13983,14 @@ var require_ignore = __commonJS({
       while (index < length) {
         const char = pattern[index];
         if (char === ESCAPE) {
-          const escaped2 = pattern[index + 1];
-          if (escaped2 === SLASH && index + 2 === length) {
+          const escaped = pattern[index + 1];
+          if (escaped === SLASH && index + 2 === length) {
             out += hold(NEVER_MATCH);
-          } else if (escaped2 === "*" || escaped2 === "[" || escaped2 === SPACE3) {
+          } else if (escaped === "*" || escaped === "[" || escaped === SPACE3) {
             out += pattern.slice(index, index + 2);
           } else {
             out += hold(
-              REGEX_LITERAL_SPECIAL.test(escaped2) ? ESCAPE + escaped2 : isReserved(escaped2) ? `[${escaped2}]` : escaped2
+              REGEX_LITERAL_SPECIAL.test(escaped) ? ESCAPE + escaped : isReserved(escaped) ? `[${escaped}]` : escaped
             );
           }
           index += 2;
@@ -15274,12 +15274,12 @@ function parseParameters(header, type, index, len, stopFlags) {
         }
         if (index < len && header.charCodeAt(index) === DQUOTE) {
           const quotedStart = ++index;
-          let escaped2 = false;
+          let escaped = false;
           while (index < len) {
             const code2 = header.charCodeAt(index);
             if (code2 === DQUOTE) {
               if (parameters[key] === void 0) {
-                parameters[key] = escaped2 ? unescapeQuotedPairs(header, quotedStart, index) : header.slice(quotedStart, index);
+                parameters[key] = escaped ? unescapeQuotedPairs(header, quotedStart, index) : header.slice(quotedStart, index);
               }
               index++;
               let stop2 = 0;
@@ -15297,7 +15297,7 @@ function parseParameters(header, type, index, len, stopFlags) {
               continue parameter;
             }
             if (code2 === BSLASH && index + 1 < len) {
-              escaped2 = true;
+              escaped = true;
               index += 2;
               continue;
             }
@@ -41651,17 +41651,17 @@ var Scanner = class {
       if (inner.includes("\\")) decline();
       return { value: inner, end: close + 1, escaped: false };
     }
-    let escaped2 = false;
+    let escaped = false;
     for (let i = start + 1; ; ) {
       const close = text2.indexOf("'", i);
       if (close < 0 || close >= end) decline();
       if (text2.charCodeAt(close + 1) === SINGLE && close + 1 < end) {
-        escaped2 = true;
+        escaped = true;
         i = close + 2;
         continue;
       }
       const inner = text2.slice(start + 1, close);
-      return { value: escaped2 ? inner.replaceAll("''", "'") : inner, end: close + 1, escaped: escaped2 };
+      return { value: escaped ? inner.replaceAll("''", "'") : inner, end: close + 1, escaped };
     }
   }
   /** A one-line scalar value from `start` to the line's end (a trailing comment allowed), or `{}` / `[]`. */
@@ -42707,10 +42707,19 @@ function recordUvSync(sink, args, all, stage) {
   const read = optionReader(args);
   let directory = ".";
   const selects = [];
+  let defaults = true;
+  const without = [];
   const skips = [];
   for (let i = 0; i < args.length; i++) {
     const option = read(i);
     if (option.name === "--project" || option.name === "--directory") directory = option.value() ?? directory;
+    else if (option.name === "--no-default-groups") defaults = false;
+    else if (option.name === "--no-dev") without.push("group dev");
+    else if (option.name === "--no-group") {
+      const group = option.value();
+      if (group) without.push(`group ${group}`);
+    } else if (option.name === "--all-groups") selects.push("*groups");
+    else if (option.name === "--dev") selects.push("group dev");
     else if (option.name === "--no-install-package") {
       const name = option.value();
       if (name) skips.push(normalizePythonName(name));
@@ -42724,10 +42733,15 @@ function recordUvSync(sink, args, all, stage) {
     } else if (option.name === "--only-group") {
       const group = option.value();
       if (group) selects.push(`only group ${group}`);
-    } else if (option.name === "--only-dev") selects.push("only group dev");
-    else if (UV_SYNC_VALUES.test(option.name)) option.value();
+      defaults = false;
+    } else if (option.name === "--only-dev") {
+      selects.push("only group dev");
+      defaults = false;
+    } else if (UV_SYNC_VALUES.test(option.name)) option.value();
     i = option.next();
   }
+  const named = selects.length ? selects : ["the project"];
+  if (defaults) named.push("*default-groups uv", ...without.map((group) => `!${group}`));
   projectIncludes(
     sink,
     context,
@@ -42736,7 +42750,7 @@ function recordUvSync(sink, args, all, stage) {
       ["pyproject.toml", false],
       ["uv.lock", true]
     ],
-    selects.length ? selects : ["the project"],
+    named,
     skips
   );
   return true;
@@ -42818,7 +42832,9 @@ function recordPoetryInstall(sink, args, all, stage) {
   const read = optionReader(args);
   let directory = ".";
   let main = true;
+  let only = false;
   const selects = [];
+  const without = [];
   for (let i = 0; i < args.length; i++) {
     const option = read(i);
     const list = () => (option.value() ?? "").split(/[\s,]+/).filter(Boolean);
@@ -42826,15 +42842,18 @@ function recordPoetryInstall(sink, args, all, stage) {
     else if (option.name === "--only") {
       const groups = list();
       main = groups.includes("main");
+      only = true;
       selects.push(...groups.filter((group) => group !== "main").map((group) => `only group ${group}`));
     } else if (option.name === "-E" || option.name === "--extras")
       selects.push(...list().map((extra) => `extra ${extra}`));
     else if (option.name === "--all-extras") selects.push("*extras");
     else if (option.name === "-C" || option.name === "--directory" || option.name === "-P" || option.name === "--project")
       directory = option.value() ?? directory;
-    else if (option.name === "--without") option.value();
+    else if (option.name === "--without") without.push(...list());
+    else if (option.name === "--no-dev") without.push("dev");
     i = option.next();
   }
+  const defaults = only ? [] : ["*default-groups poetry", ...without.map((group) => `!group ${group}`)];
   projectIncludes(
     sink,
     context,
@@ -42843,7 +42862,7 @@ function recordPoetryInstall(sink, args, all, stage) {
       ["pyproject.toml", false],
       ["poetry.lock", true]
     ],
-    [...main ? ["the project"] : [], ...selects]
+    [...main ? ["the project"] : [], ...selects, ...defaults]
   );
   return true;
 }
@@ -48868,7 +48887,7 @@ var Scanner2 = class {
     if (text2.startsWith(quote.repeat(3), start)) decline2();
     const close = quote.charCodeAt(0);
     let value = "";
-    let escaped2 = false;
+    let escaped = false;
     let from = start + 1;
     let i = from;
     const end = text2.indexOf(quote, from);
@@ -48882,7 +48901,7 @@ var Scanner2 = class {
         if (c === 92) {
           const replacement = ESCAPES[text2[i + 1]] ?? decline2();
           value += text2.slice(from, i) + replacement;
-          escaped2 = true;
+          escaped = true;
           i += 2;
           from = i;
           continue;
@@ -48894,7 +48913,7 @@ var Scanner2 = class {
     this.i = i + 1;
     const span = { start, end: this.i };
     let mapped;
-    if (escaped2) {
+    if (escaped) {
       const builder = new MappedBuilder();
       builder.pushSegment(value, -1, span);
       mapped = builder.build();
@@ -49415,7 +49434,7 @@ function readString(text2, i) {
   const start = i;
   let from = i + 1;
   let value = "";
-  let escaped2 = false;
+  let escaped = false;
   for (i = from; ; i++) {
     const c = text2.charCodeAt(i);
     if (Number.isNaN(c)) throw new JsonError("a string is not closed", start);
@@ -49435,13 +49454,13 @@ function readString(text2, i) {
       value += replacement;
       i += 1;
     }
-    escaped2 = true;
+    escaped = true;
     from = i + 1;
   }
   value += text2.slice(from, i);
   const span = { start, end: i + 1 };
   let mapped;
-  if (escaped2 || i - start - 1 > LONG_STRING) {
+  if (escaped || i - start - 1 > LONG_STRING) {
     const builder = new MappedBuilder();
     builder.pushSegment(value, -1, span);
     mapped = builder.build();
@@ -50202,13 +50221,16 @@ function readPoetry(root) {
   }
   const base = dependencies(poetry.entries.get("dependencies"), extrasOf);
   const groups = /* @__PURE__ */ new Map();
+  const optionalGroups = /* @__PURE__ */ new Set();
   const groupTable = poetry.entries.get("group");
   if (groupTable?.kind === "table")
-    for (const [name, group] of groupTable.entries)
+    for (const [name, group] of groupTable.entries) {
+      if (group.kind === "table" && isTrue(group, "optional")) optionalGroups.add(name);
       groups.set(name, {
         span: groupTable.keySpans.get(name) ?? group.span,
         dependencies: dependencies(lookup(group, "dependencies"), extrasOf)
       });
+    }
   const dev = poetry.entries.get("dev-dependencies");
   if (dev) {
     const group = groups.get("dev");
@@ -50240,7 +50262,7 @@ function readPoetry(root) {
       });
     }
   }
-  return { base, groups, extras, sources };
+  return { base, groups, optionalGroups, extras, sources };
 }
 
 // src/parsers/pyproject/parse.ts
@@ -50270,7 +50292,10 @@ function parsePyproject(path, text2) {
     budget -= size;
     if (budget >= 0) {
       variants.push({ ...selection, declared: [...base, ...own2] });
-      if (selection.group !== void 0) variants.push({ ...selection, name: `only ${selection.name}`, declared: own2 });
+      if (selection.group !== void 0) {
+        const { defaultFor: _default3, ...only } = selection;
+        variants.push({ ...only, name: `only ${selection.name}`, declared: own2 });
+      }
     } else if (budget + size >= 0)
       sink.problems.push({
         span: selection.span ?? { start: 0, end: 0 },
@@ -50289,22 +50314,25 @@ function parsePyproject(path, text2) {
   const groups = lookup(root, "dependency-groups");
   const uvDevList = lookup(root, "tool", "uv", "dev-dependencies");
   const uvDev = uvDevList ? requirements(uvDevList, sink, "[tool.uv] dev-dependencies") : [];
+  const defaultFor = defaultGroups(root, poetry);
   if (groups?.kind === "table")
     for (const group of groups.entries.keys())
       add({
         name: `group ${group}`,
         span: groups.keySpans.get(group),
         group,
+        defaultFor: defaultFor(group),
         own: [...groupRequirements(groups, group, sink, /* @__PURE__ */ new Set()), ...group === "dev" ? uvDev : []]
       });
   if (uvDev.length > 0 && !(groups?.kind === "table" && groups.entries.has("dev")))
-    add({ name: "group dev", span: uvDevList?.span, group: "dev", own: uvDev });
+    add({ name: "group dev", span: uvDevList?.span, group: "dev", defaultFor: defaultFor("dev"), own: uvDev });
   const implicit = [...indexes.values()].filter((index) => !index.explicit && !index.isDefault);
   const fallback = [...indexes.values()].find((index) => index.isDefault);
   const strategy = lookup(root, "tool", "uv", "index-strategy");
   const bestMatch = strategy?.kind === "string" && strategy.value === "unsafe-best-match";
   const firstPytorch = implicit.find((index) => /^https?:\/\/download\.pytorch\.org\//.test(index.url));
-  for (const selection of poetry ? poetrySelections(poetry) : []) add(selection);
+  for (const selection of poetry ? poetrySelections(poetry) : [])
+    add(selection.group === void 0 ? selection : { ...selection, defaultFor: defaultFor(selection.group) });
   const asPip = [
     { name: "pip: the project", declared: base.map(({ fact }) => ({ fact })) },
     ...variants.filter((variant) => variant.extra !== void 0).map((variant) => ({
@@ -50358,7 +50386,8 @@ function parsePyproject(path, text2) {
         includes: [],
         channels: [],
         variant: variant.name,
-        ...variant.span ? { variantSpan: variant.span } : {}
+        ...variant.span ? { variantSpan: variant.span } : {},
+        ...variant.defaultFor?.length ? { defaultFor: variant.defaultFor } : {}
       };
       sink.contexts.push(context);
       if (bestMatch) sink.options.push({ name: "unsafe-best-match", span: strategy.span, context: id });
@@ -50411,6 +50440,15 @@ function overrides(root, sink) {
       return over.filter((candidate) => holdsOnLinux(candidate.fact.markers));
     });
   };
+}
+function defaultGroups(root, poetry) {
+  const setting = lookup(root, "tool", "uv", "default-groups");
+  const uvAll = setting?.kind === "string" && setting.value === "all";
+  const uv = setting?.kind === "array" ? new Set(setting.items.flatMap((item) => item.kind === "string" ? [item.value] : [])) : new Set(setting ? [] : ["dev"]);
+  return (group) => [
+    ...poetry?.optionalGroups.has(group) ? [] : ["poetry"],
+    ...uvAll || uv.has(group) ? ["uv"] : []
+  ];
 }
 var poetryDeclared = (dependency) => ({
   fact: dependency.fact,
@@ -52456,6 +52494,29 @@ var StageTree = class _StageTree {
   }
 };
 
+// src/analysis/paths.ts
+import { posix } from "node:path";
+function normalizeRepoPath(path) {
+  if (isNormal(path)) return path;
+  const normalized = posix.normalize(path.replace(/\\/g, "/"));
+  if (normalized.startsWith("../") || normalized === ".." || posix.isAbsolute(normalized)) return void 0;
+  return normalized === "." ? "" : normalized.replace(/^\.\//, "");
+}
+function dirname2(path) {
+  const index = path.lastIndexOf("/");
+  return index < 0 ? "" : path.slice(0, index);
+}
+function joinRepo(...parts) {
+  const present = parts.filter((part) => part !== "");
+  const joined = present.join("/");
+  if (isNormal(joined)) return joined;
+  return normalizeRepoPath(posix.join(...present) || ".");
+}
+var NORMAL = /^(?!\.\.?(?:\/|$))[^/\\]+(?:\/(?!\.\.?(?:\/|$))[^/\\]+)*$/;
+function isNormal(path) {
+  return NORMAL.test(path);
+}
+
 // src/analysis/dockerfile-index.ts
 var NO_PYTHONS = [];
 var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
@@ -52825,7 +52886,9 @@ function buildUnits(files, links, kb) {
       const via = (includers.get(file2) ?? []).flatMap(
         (includer) => (links.get(includer) ?? []).filter((link) => link.to === file2)
       );
-      const covered = new Set(selectedContexts(file2, via).map((context) => context.variant));
+      const covered = new Set(
+        selectedContexts(file2, via, void 0, projectBeside(file2, files)).map((context) => context.variant)
+      );
       units.push(...selectionUnits(file2, claimsOf, kb, via.length ? covered : /* @__PURE__ */ new Set()));
     } else if (format.units === "file" && !includedElsewhere(file2, includers.get(file2) ?? [], component ??= components2(files, links))) {
       units.push(fileUnit(file2, links, claimsOf, kb));
@@ -52969,7 +53032,7 @@ function dockerStageUnit(index, stage, links, claimsOf, kb) {
       linkedFiles.push(member);
     }
     const members2 = linked.flatMap((member) => {
-      const chosen = selectedContexts(member, contextLinks, platform ?? DEFAULT_MACHINE);
+      const chosen = selectedContexts(member, contextLinks, platform ?? DEFAULT_MACHINE, projectBeside(member, linked));
       if (hasSelections(member.kind)) {
         const ids = selected.get(member) ?? /* @__PURE__ */ new Set();
         for (const c of chosen) ids.add(c.id);
@@ -53016,18 +53079,37 @@ function defaultSelection(kind) {
   const format = formatOf(kind);
   return format.units === "selections" ? format.defaultSelection : [];
 }
-function selectedContexts(member, via, machine) {
+function selectedContexts(member, via, machine, project) {
   if (!hasSelections(member.kind)) return member.contexts;
   const selects = new Set(
     via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind))
   );
+  const tools = [];
+  for (const select3 of selects) if (select3.startsWith(DEFAULT_GROUPS)) tools.push(select3.slice(DEFAULT_GROUPS.length));
+  let defaults;
+  const defaultFor = (context, selection) => {
+    if (context.defaultFor || member === project || !project) return context.defaultFor;
+    defaults ??= new Map(project.contexts.flatMap((c) => c.defaultFor ? [[c.variant ?? "", c.defaultFor]] : []));
+    return defaults.get(selection);
+  };
   return member.contexts.filter((context) => {
     const variant = context.variant ?? "";
     const on = variant.indexOf(" on ");
     if (on > 0 && machine && !onMachine(variant.slice(on + 4), machine)) return false;
     const selection = on > 0 ? variant.slice(0, on) : variant;
-    return selects.has("*") || selects.has(selection) || selects.has("*extras") && variant.startsWith("extra ") || selects.has("*environments") && variant.startsWith("environment ");
+    if (selects.has("*") || selects.has(selection) || selects.has("*extras") && variant.startsWith("extra ") || selects.has("*groups") && variant.startsWith("group ") || selects.has("*environments") && variant.startsWith("environment "))
+      return true;
+    if (tools.length === 0 || !selection.startsWith("group ") || selects.has(`!${selection}`)) return false;
+    const tool = defaultFor(context, selection);
+    return tool !== void 0 && tools.some((name) => tool.includes(name));
   });
+}
+var DEFAULT_GROUPS = "*default-groups ";
+function projectBeside(member, files) {
+  if (!isLockKind(member.kind)) return void 0;
+  const folder = dirname2(member.path);
+  for (const file2 of files) if (file2.kind === "pyproject" && dirname2(file2.path) === folder) return file2;
+  return void 0;
 }
 function selectionMachine(variant) {
   const on = variant?.lastIndexOf(" on ") ?? -1;
@@ -56038,29 +56120,6 @@ var rule_default13 = defineRule({
   }
 });
 
-// src/analysis/paths.ts
-import { posix } from "node:path";
-function normalizeRepoPath(path) {
-  if (isNormal(path)) return path;
-  const normalized = posix.normalize(path.replace(/\\/g, "/"));
-  if (normalized.startsWith("../") || normalized === ".." || posix.isAbsolute(normalized)) return void 0;
-  return normalized === "." ? "" : normalized.replace(/^\.\//, "");
-}
-function dirname2(path) {
-  const index = path.lastIndexOf("/");
-  return index < 0 ? "" : path.slice(0, index);
-}
-function joinRepo(...parts) {
-  const present = parts.filter((part) => part !== "");
-  const joined = present.join("/");
-  if (isNormal(joined)) return joined;
-  return normalizeRepoPath(posix.join(...present) || ".");
-}
-var NORMAL = /^(?!\.\.?(?:\/|$))[^/\\]+(?:\/(?!\.\.?(?:\/|$))[^/\\]+)*$/;
-function isNormal(path) {
-  return NORMAL.test(path);
-}
-
 // src/analysis/links.ts
 function includeCandidates(file2, include) {
   const base = dirname2(file2.path);
@@ -57789,7 +57848,7 @@ function uncertainFiles(group, links) {
   for (const [file2, at] of ungrouped) if (!uncertain.has(file2)) uncertain.set(file2, { reason: UNGROUPED_LOCK, at });
   return uncertain;
 }
-var UNGROUPED_LOCK = "this poetry.lock, written by Poetry before 2.0, does not say which dependency group each package is in, and this install leaves out an optional group of pyproject.toml";
+var UNGROUPED_LOCK = "this poetry.lock, written by Poetry before 2.0, does not say which dependency group each package is in, and this install leaves out a dependency group of pyproject.toml (an optional one, or one --without names)";
 function ungroupedLocks(group, links) {
   let found2;
   for (const lock of group) {
@@ -57802,12 +57861,8 @@ function ungroupedLocks(group, links) {
     if (via.length === 0) continue;
     const selected = new Set(selectedContexts(project, via).map((context) => context.id));
     const leftOut = /* @__PURE__ */ new Set();
-    for (const context of project.contexts) {
-      const name = /^group (.+)$/.exec(context.variant ?? "")?.[1];
-      if (selected.has(context.id) || name === void 0) continue;
-      if (optionalPoetryGroup(project.source.text, name)) leftOut.add(context.id);
-      else selected.add(context.id);
-    }
+    for (const context of project.contexts)
+      if (!selected.has(context.id) && context.variant?.startsWith("group ")) leftOut.add(context.id);
     const named = new Set(project.packages.filter((pkg) => selected.has(pkg.context)).map((pkg) => pkg.name));
     if (!project.packages.some((pkg) => leftOut.has(pkg.context) && !named.has(pkg.name))) continue;
     const starts = [...new Map(lock.packages.map((pkg) => [pkg.nameSpan.start, pkg.name])).entries()].sort(
@@ -57830,20 +57885,6 @@ function ungroupedLocks(group, links) {
   return found2 ?? NONE_LOCKS;
 }
 var NONE_LOCKS = /* @__PURE__ */ new Map();
-function optionalPoetryGroup(text2, group) {
-  const header = new RegExp(
-    `^\\[tool\\.poetry\\.group\\.(?:"${escaped(group)}"|${escaped(group)})\\][ \\t]*(?:#.*)?$`,
-    "m"
-  ).exec(text2);
-  if (!header) return false;
-  const rest = text2.slice(header.index + header[0].length);
-  const next = rest.search(/^[ \t]*\[/m);
-  const table = next < 0 ? rest : rest.slice(0, next);
-  return /^[ \t]*optional[ \t]*=[ \t]*true\b/m.test(table);
-}
-function escaped(text2) {
-  return text2.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
 var GROUPED = /^(?:groups|category)[ \t]*=/m;
 function conditionalFiles(group, links) {
   const into = /* @__PURE__ */ new Map();

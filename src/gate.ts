@@ -440,7 +440,7 @@ function uncertainFiles(
 
 /** What a finding in a poetry.lock that ungroupedLocks finds says of that. */
 const UNGROUPED_LOCK =
-  'this poetry.lock, written by Poetry before 2.0, does not say which dependency group each package is in, and this install leaves out an optional group of pyproject.toml';
+  'this poetry.lock, written by Poetry before 2.0, does not say which dependency group each package is in, and this install leaves out a dependency group of pyproject.toml (an optional one, or one --without names)';
 
 /**
  * The poetry.lock files of a group whose packages may belong to a group the install leaves out, with where: a lock of
@@ -465,17 +465,13 @@ function ungroupedLocks(
     const via: Link[] = [];
     for (const from of group) for (const link of links.get(from) ?? []) if (link.to === project) via.push(link);
     if (via.length === 0) continue;
+    // The selection holds the groups Poetry installs by default (every group not marked optional, less those
+    // `--without` names: selectedContexts); an extra's packages the lock already keeps out of the project. What is
+    // left out is a group the install does not take: an optional one not asked for, or one `--without` names.
     const selected = new Set(selectedContexts(project, via).map((context) => context.id));
-    // Poetry installs every group not marked optional as well ("By default, dependencies across all non-optional
-    // groups will be installed", python-poetry.org/docs/managing-dependencies/#installing-group-dependencies); an
-    // extra's packages the lock already keeps out of the project. What is left out is an optional group not asked for.
     const leftOut = new Set<number>();
-    for (const context of project.contexts) {
-      const name = /^group (.+)$/.exec(context.variant ?? '')?.[1];
-      if (selected.has(context.id) || name === undefined) continue;
-      if (optionalPoetryGroup(project.source.text, name)) leftOut.add(context.id);
-      else selected.add(context.id);
-    }
+    for (const context of project.contexts)
+      if (!selected.has(context.id) && context.variant?.startsWith('group ')) leftOut.add(context.id);
     const named = new Set(project.packages.filter((pkg) => selected.has(pkg.context)).map((pkg) => pkg.name));
     // An optional group left out that needs a package the installed ones do not name.
     if (!project.packages.some((pkg) => leftOut.has(pkg.context) && !named.has(pkg.name))) continue;
@@ -502,22 +498,6 @@ function ungroupedLocks(
 
 const NONE_LOCKS: ReadonlyMap<ParsedFile, (offset: number) => boolean> = new Map();
 
-/** Whether pyproject.toml marks a Poetry group optional (`[tool.poetry.group.NAME]` then `optional = true`). */
-function optionalPoetryGroup(text: string, group: string): boolean {
-  const header = new RegExp(
-    `^\\[tool\\.poetry\\.group\\.(?:"${escaped(group)}"|${escaped(group)})\\][ \\t]*(?:#.*)?$`,
-    'm',
-  ).exec(text);
-  if (!header) return false;
-  const rest = text.slice(header.index + header[0].length);
-  const next = rest.search(/^[ \t]*\[/m);
-  const table = next < 0 ? rest : rest.slice(0, next);
-  return /^[ \t]*optional[ \t]*=[ \t]*true\b/m.test(table);
-}
-
-function escaped(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
 
 /** A lock entry's group list (Poetry 2) or category (Poetry before 1.5). */
 const GROUPED = /^(?:groups|category)[ \t]*=/m;

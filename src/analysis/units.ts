@@ -1,5 +1,5 @@
 import { satisfiesPep440 } from '../util/pep440.js';
-import { formatOf, hasSelections } from '../parsers/formats.js';
+import { formatOf, hasSelections, isLockKind } from '../parsers/formats.js';
 import type {
   ContainerFact,
   ImageFact,
@@ -22,6 +22,7 @@ import {
 } from './claims.js';
 import type { Link } from './links.js';
 import { StageTree } from './stages.js';
+import { dirname } from './paths.js';
 import { DockerfileIndex } from './dockerfile-index.js';
 import { groupBy } from '../util/collections.js';
 import { isPypiIndex, isPytorchIndex } from './cuda-labels.js';
@@ -177,7 +178,9 @@ export function buildUnits(
       const via = (includers.get(file) ?? []).flatMap((includer) =>
         (links.get(includer) ?? []).filter((link) => link.to === file),
       );
-      const covered = new Set(selectedContexts(file, via).map((context) => context.variant));
+      const covered = new Set(
+        selectedContexts(file, via, undefined, projectBeside(file, files)).map((context) => context.variant),
+      );
       units.push(...selectionUnits(file, claimsOf, kb, via.length ? covered : new Set()));
     } else if (
       format.units === 'file' &&
@@ -381,7 +384,7 @@ function dockerStageUnit(
       linkedFiles.push(member);
     }
     const members = linked.flatMap((member) => {
-      const chosen = selectedContexts(member, contextLinks, platform ?? DEFAULT_MACHINE);
+      const chosen = selectedContexts(member, contextLinks, platform ?? DEFAULT_MACHINE, projectBeside(member, linked));
       if (hasSelections(member.kind)) {
         const ids = selected.get(member) ?? new Set();
         for (const c of chosen) ids.add(c.id);
@@ -442,17 +445,28 @@ function defaultSelection(kind: ParsedFile['kind']): readonly string[] {
 /**
  * The contexts of a file a stage pulls in: all of them, but of a file with selections only those the command
  * names (`uv sync --extra cu124` → "extra cu124"; `pixi install -e cuda` → "environment cuda", on every
- * platform; none named → defaultSelection; `--all-extras` → "*extras").
+ * platform; none named → defaultSelection; `--all-extras` → "*extras"; `--all-groups` → "*groups"), and the groups
+ * the tool installs by default ("*default-groups poetry", less those "!group G" names; InstallContext.defaultFor).
+ * A lock does not say which groups are default: `project` is the pyproject.toml beside it, which does.
  */
 export function selectedContexts(
   member: ParsedFile,
   via: readonly Link[],
   machine?: Machine,
+  project?: ParsedFile,
 ): readonly InstallContext[] {
   if (!hasSelections(member.kind)) return member.contexts;
   const selects = new Set(
     via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind)),
   );
+  const tools: string[] = [];
+  for (const select of selects) if (select.startsWith(DEFAULT_GROUPS)) tools.push(select.slice(DEFAULT_GROUPS.length));
+  let defaults: Map<string, readonly string[]> | undefined;
+  const defaultFor = (context: InstallContext, selection: string): readonly string[] | undefined => {
+    if (context.defaultFor || member === project || !project) return context.defaultFor;
+    defaults ??= new Map(project.contexts.flatMap((c) => (c.defaultFor ? [[c.variant ?? '', c.defaultFor]] : [])));
+    return defaults.get(selection);
+  };
   return member.contexts.filter((context) => {
     const variant = context.variant ?? '';
     // A selection that installs differently per platform is one selection per platform: a pixi environment's
@@ -460,13 +474,29 @@ export function selectedContexts(
     const on = variant.indexOf(' on ');
     if (on > 0 && machine && !onMachine(variant.slice(on + 4), machine)) return false;
     const selection = on > 0 ? variant.slice(0, on) : variant;
-    return (
+    if (
       selects.has('*') ||
       selects.has(selection) ||
       (selects.has('*extras') && variant.startsWith('extra ')) ||
+      (selects.has('*groups') && variant.startsWith('group ')) ||
       (selects.has('*environments') && variant.startsWith('environment '))
-    );
+    )
+      return true;
+    if (tools.length === 0 || !selection.startsWith('group ') || selects.has(`!${selection}`)) return false;
+    const tool = defaultFor(context, selection);
+    return tool !== undefined && tools.some((name) => tool.includes(name));
   });
+}
+
+/** The selection that names a tool's default groups (`*default-groups poetry`). */
+const DEFAULT_GROUPS = '*default-groups ';
+
+/** The pyproject.toml beside a lock among `files` (a lock does not say which of its groups are default), if any. */
+export function projectBeside(member: ParsedFile, files: Iterable<ParsedFile>): ParsedFile | undefined {
+  if (!isLockKind(member.kind)) return undefined;
+  const folder = dirname(member.path);
+  for (const file of files) if (file.kind === 'pyproject' && dirname(file.path) === folder) return file;
+  return undefined;
 }
 
 /** The machine of a per-machine selection (`extra cpu on aarch64`, `environment cuda on linux-64`), where it is one. */

@@ -37,6 +37,9 @@ export interface Spanned {
   readonly via?: ArgOrigin;
 }
 
+/** The project tools that install some dependency groups unless told otherwise (InstallContext.defaultFor). */
+export type DefaultGroupTool = 'poetry' | 'uv';
+
 /** One `pip install`, one requirements file, one conda environment or one `apt-get install`. */
 export interface InstallContext extends Spanned {
   readonly id: number;
@@ -59,6 +62,12 @@ export interface InstallContext extends Spanned {
   readonly variant?: string;
   /** Where the selection's extra, group or environment is named (its key), for claims its name makes. */
   readonly variantSpan?: Span;
+  /**
+   * The tools whose install of the project takes this group by default (a selection "group G"): Poetry every group
+   * not marked optional, uv the groups of `[tool.uv] default-groups` (`dev` when it is not set). A command's
+   * "*default-groups TOOL" selects them (selectedContexts).
+   */
+  readonly defaultFor?: readonly DefaultGroupTool[];
   /**
    * pixi's `system-requirements.cuda` for this selection: the CUDA version the machines' driver supports, which
    * pixi solves against (the `__cuda` virtual package).

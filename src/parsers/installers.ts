@@ -75,11 +75,21 @@ function recordUvSync(sink: FactSink, args: readonly Word[], all: readonly Word[
   const read = optionReader(args);
   let directory = '.';
   const selects: string[] = [];
+  /** The default groups ([tool.uv] default-groups) unless the options leave them out; the groups left out. */
+  let defaults = true;
+  const without: string[] = [];
   /** Packages this sync leaves out (`--no-install-package torch`, docs.astral.sh/uv/reference/cli/#uv-sync). */
   const skips: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const option = read(i);
     if (option.name === '--project' || option.name === '--directory') directory = option.value() ?? directory;
+    else if (option.name === '--no-default-groups') defaults = false;
+    else if (option.name === '--no-dev') without.push('group dev');
+    else if (option.name === '--no-group') {
+      const group = option.value();
+      if (group) without.push(`group ${group}`);
+    } else if (option.name === '--all-groups') selects.push('*groups');
+    else if (option.name === '--dev') selects.push('group dev');
     else if (option.name === '--no-install-package') {
       const name = option.value();
       if (name) skips.push(normalizePythonName(name));
@@ -94,10 +104,17 @@ function recordUvSync(sink: FactSink, args: readonly Word[], all: readonly Word[
       // Only the group: "The project and its dependencies will be omitted" (docs.astral.sh/uv/reference/cli/#uv-sync).
       const group = option.value();
       if (group) selects.push(`only group ${group}`);
-    } else if (option.name === '--only-dev') selects.push('only group dev');
-    else if (UV_SYNC_VALUES.test(option.name)) option.value(); // its value is no option
+      defaults = false;
+    } else if (option.name === '--only-dev') {
+      selects.push('only group dev');
+      defaults = false;
+    } else if (UV_SYNC_VALUES.test(option.name)) option.value(); // its value is no option
     i = option.next();
   }
+  // uv installs its default groups with whatever else is selected (`dev` unless [tool.uv] default-groups says
+  // otherwise; docs.astral.sh/uv/concepts/projects/dependencies/#default-groups), less those `--no-group` names.
+  const named = selects.length ? selects : ['the project'];
+  if (defaults) named.push('*default-groups uv', ...without.map((group) => `!${group}`));
   // The project's pyproject.toml and its uv.lock, which is what uv installs (with --frozen as it is; otherwise
   // after bringing it up to date with pyproject.toml, and writing it where there is none).
   projectIncludes(
@@ -108,7 +125,7 @@ function recordUvSync(sink: FactSink, args: readonly Word[], all: readonly Word[
       ['pyproject.toml', false],
       ['uv.lock', true],
     ],
-    selects.length ? selects : ['the project'],
+    named,
     skips,
   );
   return true;
@@ -217,7 +234,9 @@ function recordPoetryInstall(sink: FactSink, args: readonly Word[], all: readonl
   const read = optionReader(args);
   let directory = '.';
   let main = true;
+  let only = false;
   const selects: string[] = [];
+  const without: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const option = read(i);
     const list = (): string[] => (option.value() ?? '').split(/[\s,]+/).filter(Boolean);
@@ -226,6 +245,7 @@ function recordPoetryInstall(sink: FactSink, args: readonly Word[], all: readonl
       const groups = list();
       // "Only the specified groups": the main group (the project's dependencies) only where it is named.
       main = groups.includes('main');
+      only = true;
       selects.push(...groups.filter((group) => group !== 'main').map((group) => `only group ${group}`));
     } else if (option.name === '-E' || option.name === '--extras')
       selects.push(...list().map((extra) => `extra ${extra}`));
@@ -237,9 +257,14 @@ function recordPoetryInstall(sink: FactSink, args: readonly Word[], all: readonl
       option.name === '--project'
     )
       directory = option.value() ?? directory;
-    else if (option.name === '--without') option.value();
+    else if (option.name === '--without') without.push(...list());
+    else if (option.name === '--no-dev') without.push('dev');
     i = option.next();
   }
+  // Without --only, Poetry installs every group not marked optional as well ("By default, dependencies across all
+  // non-optional groups will be installed": python-poetry.org/docs/managing-dependencies/, "Installing group
+  // dependencies"), less those --without (or Poetry 1's --no-dev) names.
+  const defaults = only ? [] : ['*default-groups poetry', ...without.map((group) => `!group ${group}`)];
   projectIncludes(
     sink,
     context,
@@ -248,7 +273,7 @@ function recordPoetryInstall(sink: FactSink, args: readonly Word[], all: readonl
       ['pyproject.toml', false],
       ['poetry.lock', true],
     ],
-    [...(main ? ['the project'] : []), ...selects],
+    [...(main ? ['the project'] : []), ...selects, ...defaults],
   );
   return true;
 }

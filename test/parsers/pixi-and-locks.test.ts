@@ -453,8 +453,8 @@ describe('Dockerfiles that install them', () => {
         `,
       ),
     ).toEqual([
-      'pyproject.toml ["the project","extra vllm","extra reranker","extra awq","extra gptq","group cuda","group docs"]',
-      'poetry.lock ["the project","extra vllm","extra reranker","extra awq","extra gptq","group cuda","group docs"] optional',
+      'pyproject.toml ["the project","extra vllm","extra reranker","extra awq","extra gptq","group cuda","group docs","*default-groups poetry"]',
+      'poetry.lock ["the project","extra vllm","extra reranker","extra awq","extra gptq","group cuda","group docs","*default-groups poetry"] optional',
     ]);
   });
 

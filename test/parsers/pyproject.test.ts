@@ -302,19 +302,31 @@ describe('a Dockerfile that runs uv sync', () => {
       COPY svc/ svc/
       RUN uv sync --frozen --project svc --extra cu124 --group=dev && uv sync --all-extras
       RUN uv sync --only-group lint && uv sync --only-dev && poetry install --only main,docs
+      RUN uv sync --no-dev --no-group lint && uv sync --all-groups --no-default-groups
+      RUN poetry install --without dev,test --with cuda && poetry install --no-dev
     `;
     const file = parseFile('Dockerfile', text, 'dockerfile');
+    // uv and Poetry install their default groups with what the options select, less those left out by name; --only
+    // (uv's --only-group, --only-dev) and uv's --no-default-groups leave them all out.
     expect(file.includes.map((include) => [include.target, include.selects])).toEqual([
-      ['svc/pyproject.toml', ['extra cu124', 'group dev']],
-      ['svc/uv.lock', ['extra cu124', 'group dev']],
-      ['pyproject.toml', ['*extras']],
-      ['uv.lock', ['*extras']],
+      ['svc/pyproject.toml', ['extra cu124', 'group dev', '*default-groups uv']],
+      ['svc/uv.lock', ['extra cu124', 'group dev', '*default-groups uv']],
+      ['pyproject.toml', ['*extras', '*default-groups uv']],
+      ['uv.lock', ['*extras', '*default-groups uv']],
       ['pyproject.toml', ['only group lint']],
       ['uv.lock', ['only group lint']],
       ['pyproject.toml', ['only group dev']],
       ['uv.lock', ['only group dev']],
       ['pyproject.toml', ['the project', 'only group docs']],
       ['poetry.lock', ['the project', 'only group docs']],
+      ['pyproject.toml', ['the project', '*default-groups uv', '!group dev', '!group lint']],
+      ['uv.lock', ['the project', '*default-groups uv', '!group dev', '!group lint']],
+      ['pyproject.toml', ['*groups']],
+      ['uv.lock', ['*groups']],
+      ['pyproject.toml', ['the project', 'group cuda', '*default-groups poetry', '!group dev', '!group test']],
+      ['poetry.lock', ['the project', 'group cuda', '*default-groups poetry', '!group dev', '!group test']],
+      ['pyproject.toml', ['the project', '*default-groups poetry', '!group dev']],
+      ['poetry.lock', ['the project', '*default-groups poetry', '!group dev']],
     ]);
   });
 

@@ -24,6 +24,7 @@ import {
   packageFact,
   type IndexFact,
   type ContextDraft,
+  type DefaultGroupTool,
   type PackageFact,
   type ParsedFile,
 } from '../facts.js';
@@ -64,6 +65,8 @@ interface Variant {
   readonly span?: Span;
   readonly extra?: string;
   readonly group?: string;
+  /** The tools that install this group by default (InstallContext.defaultFor). */
+  readonly defaultFor?: readonly DefaultGroupTool[];
   readonly declared: readonly Declared[];
 }
 
@@ -104,7 +107,10 @@ export function parsePyproject(path: string, text: string): ParsedFile {
     budget -= size;
     if (budget >= 0) {
       variants.push({ ...selection, declared: [...base, ...own] });
-      if (selection.group !== undefined) variants.push({ ...selection, name: `only ${selection.name}`, declared: own });
+      if (selection.group !== undefined) {
+        const { defaultFor: _default, ...only } = selection;
+        variants.push({ ...only, name: `only ${selection.name}`, declared: own });
+      }
     } else if (budget + size >= 0)
       sink.problems.push({
         span: selection.span ?? { start: 0, end: 0 },
@@ -125,16 +131,18 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   // (docs.astral.sh/uv/concepts/projects/dependencies, "Legacy dev dependencies").
   const uvDevList = lookup(root, 'tool', 'uv', 'dev-dependencies');
   const uvDev = uvDevList ? requirements(uvDevList, sink, '[tool.uv] dev-dependencies') : [];
+  const defaultFor = defaultGroups(root, poetry);
   if (groups?.kind === 'table')
     for (const group of groups.entries.keys())
       add({
         name: `group ${group}`,
         span: groups.keySpans.get(group),
         group,
+        defaultFor: defaultFor(group),
         own: [...groupRequirements(groups, group, sink, new Set()), ...(group === 'dev' ? uvDev : [])],
       });
   if (uvDev.length > 0 && !(groups?.kind === 'table' && groups.entries.has('dev')))
-    add({ name: 'group dev', span: uvDevList?.span, group: 'dev', own: uvDev });
+    add({ name: 'group dev', span: uvDevList?.span, group: 'dev', defaultFor: defaultFor('dev'), own: uvDev });
 
   // Indexes every package may come from: non-explicit [[tool.uv.index]] entries, then [tool.uv] extra-index-url,
   // then the default index (an entry with default = true, or [tool.uv] index-url; else PyPI).
@@ -147,7 +155,8 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   const bestMatch = strategy?.kind === 'string' && strategy.value === 'unsafe-best-match';
   const firstPytorch = implicit.find((index) => /^https?:\/\/download\.pytorch\.org\//.test(index.url));
 
-  for (const selection of poetry ? poetrySelections(poetry) : []) add(selection);
+  for (const selection of poetry ? poetrySelections(poetry) : [])
+    add(selection.group === undefined ? selection : { ...selection, defaultFor: defaultFor(selection.group) });
   // What `pip install .[extra]` installs (a Dockerfile's, see installers.ts): the same requirements without uv's
   // or Poetry's routing, from the indexes of the pip command. Checked only with that command, never on their own.
   const asPip: Variant[] = [
@@ -223,6 +232,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
         channels: [],
         variant: variant.name,
         ...(variant.span ? { variantSpan: variant.span } : {}),
+        ...(variant.defaultFor?.length ? { defaultFor: variant.defaultFor } : {}),
       };
       sink.contexts.push(context);
       if (bestMatch) sink.options.push({ name: 'unsafe-best-match', span: strategy.span, context: id });
@@ -290,6 +300,26 @@ function overrides(root: TomlTable, sink: FactSink): (declared: readonly Declare
       return over.filter((candidate) => holdsOnLinux(candidate.fact.markers));
     });
   };
+}
+
+/**
+ * The tools that install a dependency group when their install names no group:
+ * - Poetry: every group not marked `optional = true` (PoetryProject.optionalGroups), PEP 735's as well.
+ * - uv: the groups of `[tool.uv] default-groups` (a list, or "all"), by default `dev` alone ("uv syncs the dev group
+ *   by default … The default groups can be changed with the tool.uv.default-groups setting", uv 0.4.27's release notes;
+ *   docs.astral.sh/uv/concepts/projects/dependencies/#default-groups).
+ */
+function defaultGroups(root: TomlTable, poetry: PoetryProject | undefined): (group: string) => DefaultGroupTool[] {
+  const setting = lookup(root, 'tool', 'uv', 'default-groups');
+  const uvAll = setting?.kind === 'string' && setting.value === 'all';
+  const uv =
+    setting?.kind === 'array'
+      ? new Set(setting.items.flatMap((item) => (item.kind === 'string' ? [item.value] : [])))
+      : new Set(setting ? [] : ['dev']);
+  return (group) => [
+    ...(poetry?.optionalGroups.has(group) ? [] : (['poetry'] as const)),
+    ...(uvAll || uv.has(group) ? (['uv'] as const) : []),
+  ];
 }
 
 const poetryDeclared = (dependency: PoetryDependency): Declared => ({

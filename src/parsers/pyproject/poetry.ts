@@ -41,6 +41,12 @@ export interface PoetryDependency {
 export interface PoetryProject {
   readonly base: readonly PoetryDependency[];
   readonly groups: ReadonlyMap<string, { readonly span: Span; readonly dependencies: readonly PoetryDependency[] }>;
+  /**
+   * Groups marked `optional = true` ([tool.poetry.group.NAME]): `poetry install` leaves them out unless `--with` names
+   * them; it installs every other group ("By default, dependencies across all non-optional groups will be installed",
+   * python-poetry.org/docs/managing-dependencies/#installing-group-dependencies), [dependency-groups] ones too.
+   */
+  readonly optionalGroups: ReadonlySet<string>;
   /** Extra → its key span. */
   readonly extras: ReadonlyMap<string, Span>;
   readonly sources: readonly PackageIndex[];
@@ -140,13 +146,16 @@ export function readPoetry(root: TomlTable): PoetryProject | undefined {
   }
   const base = dependencies(poetry.entries.get('dependencies'), extrasOf);
   const groups = new Map<string, { span: Span; dependencies: PoetryDependency[] }>();
+  const optionalGroups = new Set<string>();
   const groupTable = poetry.entries.get('group');
   if (groupTable?.kind === 'table')
-    for (const [name, group] of groupTable.entries)
+    for (const [name, group] of groupTable.entries) {
+      if (group.kind === 'table' && isTrue(group, 'optional')) optionalGroups.add(name);
       groups.set(name, {
         span: groupTable.keySpans.get(name) ?? group.span,
         dependencies: dependencies(lookup(group, 'dependencies'), extrasOf),
       });
+    }
   // The older `[tool.poetry.dev-dependencies]` is the `dev` group, merged with `[tool.poetry.group.dev]` when
   // both are there (Poetry's docs, "Managing dependencies": dev-dependencies are read as the dev group).
   const dev = poetry.entries.get('dev-dependencies');
@@ -188,5 +197,5 @@ export function readPoetry(root: TomlTable): PoetryProject | undefined {
       });
     }
   }
-  return { base, groups, extras, sources };
+  return { base, groups, optionalGroups, extras, sources };
 }
