@@ -498,7 +498,6 @@ function ungroupedLocks(
 
 const NONE_LOCKS: ReadonlyMap<ParsedFile, (offset: number) => boolean> = new Map();
 
-
 /** A lock entry's group list (Poetry 2) or category (Poetry before 1.5). */
 const GROUPED = /^(?:groups|category)[ \t]*=/m;
 
