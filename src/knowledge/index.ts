@@ -855,8 +855,8 @@ export class KnowledgeBase {
       if (!grammar) return undefined;
       // cu118 → 11.8, cu121 → 12.1, cu92 → 9.2: the last digit is the minor.
       const digits = /(?:^|-)cu(\d{2,3})(?:-|$)/.exec(tag)?.[1];
-      if (!digits) return undefined;
-      return { cuda: `${Number(digits.slice(0, -1))}.${digits.slice(-1)}`, record: grammar };
+      if (digits) return { cuda: `${Number(digits.slice(0, -1))}.${digits.slice(-1)}`, record: grammar };
+      return gpuAliasOf(grammar.gpuAlias, name, tag);
     });
   }
 
@@ -962,6 +962,27 @@ export interface VendorCuda {
   /** `12.9.1`, or `12.1` where only the tag's `-cu121` says it. */
   readonly cuda: string;
   readonly record: Sourced;
+}
+
+/**
+ * The CUDA a `-gpu` tag aliases (`rayproject/ray:2.9.0-py310-gpu` → the release 2.9.0's -cu118), and for a `bare`
+ * name a tag with no platform part (`rayproject/ray-ml:2.9.0`); undefined where the tag names no release
+ * (`latest-gpu`, `nightly-gpu`) or no range covers it.
+ */
+function gpuAliasOf(
+  alias: Images['cudaTagSuffix'][number]['gpuAlias'],
+  name: string,
+  tag: string,
+): VendorCuda | undefined {
+  if (!alias?.names.includes(name)) return undefined;
+  const [release, ...platform] = tag.split('-');
+  if (!release || !/^\d+\.\d+\.\d+$/.test(release)) return undefined;
+  const gpu =
+    platform.includes('gpu') ||
+    (alias.bare.includes(name) && !platform.some((part) => /^(?:cpu|cu\d+|gpu)$/.test(part)));
+  if (!gpu) return undefined;
+  const row = alias.releases.find((candidate) => satisfiesPep440(release, candidate.versions) === true);
+  return row ? { cuda: row.cuda, record: row } : undefined;
 }
 
 /** A one-line citation for help texts: the first source, plus "unverified" where that applies. */

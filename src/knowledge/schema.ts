@@ -247,7 +247,24 @@ export const Images = z.strictObject({
    * Images whose tags name their CUDA as a `-cuXY` part (Ray's `2.40.0-py310-cu121`), each grammar with the source
    * that says so for its names.
    */
-  cudaTagSuffix: z.array(z.strictObject({ names: z.array(z.string()), ...sourced })),
+  cudaTagSuffix: z.array(
+    z.strictObject({
+      names: z.array(z.string()),
+      ...sourced,
+      /**
+       * Where a `-gpu` tag (and, for `bare` names, a tag with no platform part) aliases one `-cuXY` image per release:
+       * that CUDA, by the release at the head of the tag (`2.9.0-py310-gpu` is release 2.9.0), each range with the
+       * build code that says so (`versions`: a PEP 440 specifier). A release no range covers is not known.
+       */
+      gpuAlias: z
+        .strictObject({
+          names: z.array(z.string()),
+          bare: z.array(z.string()),
+          releases: z.array(z.strictObject({ versions: z.string(), cuda: dotted, ...sourced })),
+        })
+        .optional(),
+    }),
+  ),
   /**
    * Images whose tags without a platform part (`-cpu`, `-gpu`, `-cuXY`) alias the CPU image, on a plain OS with no
    * CUDA (Ray's `2.46.0`, `2.46.0-py311`, which are `-cpu`).

@@ -38,7 +38,7 @@ export interface Spanned {
 }
 
 /** The project tools that install some dependency groups unless told otherwise (InstallContext.defaultFor). */
-export type DefaultGroupTool = 'poetry' | 'uv';
+export type DefaultGroupTool = 'poetry' | 'uv' | 'pdm';
 
 /** One `pip install`, one requirements file, one conda environment or one `apt-get install`. */
 export interface InstallContext extends Spanned {
@@ -64,8 +64,8 @@ export interface InstallContext extends Spanned {
   readonly variantSpan?: Span;
   /**
    * The tools whose install of the project takes this group by default (a selection "group G"): Poetry every group
-   * not marked optional, uv the groups of `[tool.uv] default-groups` (`dev` when it is not set). A command's
-   * "*default-groups TOOL" selects them (selectedContexts).
+   * not marked optional, uv the groups of `[tool.uv] default-groups` (`dev` when it is not set), PDM every development
+   * group. A command's "*default-groups TOOL" selects them (selectedContexts).
    */
   readonly defaultFor?: readonly DefaultGroupTool[];
   /**

@@ -402,6 +402,7 @@ function recordPdmInstall(sink: FactSink, args: readonly Word[], all: readonly W
   let directory = '.';
   const groups: string[] = [];
   let production = false;
+  let noDefault = false;
   /** The lock `-L` names (pdm-project.org/latest/reference/cli/#install: "Specify another lockfile path"). */
   let lockfile: string | undefined;
   for (let i = 0; i < args.length; i++) {
@@ -410,11 +411,24 @@ function recordPdmInstall(sink: FactSink, args: readonly Word[], all: readonly W
     else if (option.name === '-G' || option.name === '--group' || option.name === '--with')
       groups.push(...(option.value() ?? '').split(',').filter((group) => group !== ''));
     else if (option.name === '--prod' || option.name === '--production') production = true;
+    else if (option.name === '--no-default') noDefault = true;
     else if (option.name === '-L' || option.name === '--lockfile') lockfile = option.value() ?? '';
     else if (/^(?:--venv|-k|--skip|--without)$/.test(option.name)) option.value();
     i = option.next();
   }
-  projectIncludes(sink, context, directory, [['pyproject.toml', false]], ['the project']);
+  // The default group unless --no-default, the groups -G names (an optional-dependencies group, an extra of
+  // pyproject.toml, or a development group), and every development group unless --prod ("Include dev dependencies by
+  // default for install and sync commands. Add a new option --prod/--production to exclude them", PDM 1.5.0's
+  // release notes; pdm-project.org/latest/reference/cli/#install). pdm.lock does not say which of its groups are
+  // development ones: the pyproject.toml beside it does (selectedContexts).
+  const selects = groups.includes(':all')
+    ? ['*']
+    : [
+        ...(noDefault ? [] : ['the project']),
+        ...groups.flatMap((group) => (group === 'default' ? ['the project'] : [`group ${group}`, `extra ${group}`])),
+        ...(production ? [] : ['*default-groups pdm']),
+      ];
+  projectIncludes(sink, context, directory, [['pyproject.toml', false]], selects);
   const slash = lockfile?.lastIndexOf('/') ?? -1;
   if (lockfile !== undefined && lockfile.slice(slash + 1) !== 'pdm.lock') {
     // This check tells a PDM lock by its name: one by another name would be read as something else, so it says so.
@@ -425,13 +439,6 @@ function recordPdmInstall(sink: FactSink, args: readonly Word[], all: readonly W
     });
     return true;
   }
-  const selects = groups.includes(':all')
-    ? ['*']
-    : groups.length > 0
-      ? groups.map((group) => (group === 'default' ? 'the project' : `group ${group}`))
-      : production
-        ? ['the project']
-        : ['*'];
   const lockDirectory = lockfile === undefined ? directory : slash > 0 ? lockfile.slice(0, slash) : '.';
   projectIncludes(sink, context, lockDirectory, [['pdm.lock', true]], selects);
   return true;

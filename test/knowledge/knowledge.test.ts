@@ -317,6 +317,35 @@ describe('images', () => {
     expect(kb.vendorImage('vllm/vllm-openai', 'v0.15.0-cu130-x86_64')?.cuda).toBe('13.0.1');
   });
 
+  it("reads Ray's -gpu tags (and ray-ml's tags without a platform part) by the release's own build code", () => {
+    const cuda = (name: string, tag: string) => kb.vendorImage(name, tag)?.cuda;
+    // ML_CUDA_VERSION / GPU_PLATFORM at each release tag: cu112 to 2.1, cu116 from 2.2, cu118 from 2.6, cu121 from 2.34.
+    expect(cuda('rayproject/ray', '2.1.0-gpu')).toBe('11.2');
+    expect(cuda('rayproject/ray', '2.2.0-py38-gpu')).toBe('11.6');
+    expect(cuda('rayproject/ray', '2.5.1-gpu')).toBe('11.6');
+    expect(cuda('rayproject/ray', '2.6.0-py310-gpu')).toBe('11.8');
+    expect(cuda('rayproject/ray', '2.33.0-py311-gpu')).toBe('11.8');
+    expect(cuda('rayproject/ray', '2.34.0-gpu')).toBe('12.1');
+    expect(cuda('rayproject/ray', '2.49.2-py312-gpu-aarch64')).toBe('12.1');
+    expect(cuda('rayproject/ray-ml', '2.9.0')).toBe('11.8');
+    expect(cuda('rayproject/ray-ml', '2.9.0-py310-gpu')).toBe('11.8');
+    // A tag's own -cuXY wins; the CPU image has none.
+    expect(cuda('rayproject/ray', '2.40.0-py310-cu124')).toBe('12.4');
+    expect(cuda('rayproject/ray', '2.40.0-py310')).toBeUndefined();
+    expect(cuda('rayproject/ray-ml', '2.9.0-cpu')).toBeUndefined();
+    // Not read at a release tag (2.50.0 and later), no release named, and ray-llm (no -gpu alias): not known.
+    for (const [name, tag] of [
+      ['rayproject/ray', '2.50.0-gpu'],
+      ['rayproject/ray', 'latest-gpu'],
+      ['rayproject/ray', 'nightly-py311-gpu'],
+      ['rayproject/ray-llm', '2.44.0-py311-gpu'],
+    ] as const)
+      expect(kb.vendorImage(name, tag), `${name}:${tag}`).toBeUndefined();
+    expect(kb.vendorImage('rayproject/ray', '2.34.0-gpu')?.record.source[0]).toMatch(
+      /^https:\/\/github\.com\/ray-project\/ray\/blob\/ray-2\.34\.0\//,
+    );
+  });
+
   it('keeps NGC rows that agree with what their tags say', () => {
     const rows = loadData().images.ngc;
     for (const row of rows) {

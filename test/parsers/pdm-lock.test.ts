@@ -96,19 +96,25 @@ describe('a pdm.lock', () => {
         include.optional ?? false,
         include.selects,
       ]);
+    // The default group, and every development group unless --prod (which ones are development groups is
+    // pyproject.toml's to say: "*default-groups pdm"); -G adds a group, an extra of pyproject.toml or a development one.
     expect(includes('pdm install')).toEqual([
-      ['pyproject.toml', false, ['the project']],
-      ['pdm.lock', true, ['*']],
+      ['pyproject.toml', false, ['the project', '*default-groups pdm']],
+      ['pdm.lock', true, ['the project', '*default-groups pdm']],
     ]);
     expect(includes('pdm sync --prod -p svc')[1]).toEqual(['svc/pdm.lock', true, ['the project']]);
-    expect(includes('pdm install -G cuda -G default,dev')[1]).toEqual([
+    expect(includes('pdm install --prod -G cuda --no-default')[1]).toEqual([
       'pdm.lock',
       true,
-      ['group cuda', 'the project', 'group dev'],
+      ['group cuda', 'extra cuda'],
     ]);
     expect(includes('pdm install -G :all')[1]).toEqual(['pdm.lock', true, ['*']]);
     // `-L`: the lock named, where it is a pdm.lock; a lock by another name is said to be not read.
-    expect(includes('pdm install -L locks/cuda/pdm.lock')[1]).toEqual(['locks/cuda/pdm.lock', true, ['*']]);
+    expect(includes('pdm install -L locks/cuda/pdm.lock')[1]).toEqual([
+      'locks/cuda/pdm.lock',
+      true,
+      ['the project', '*default-groups pdm'],
+    ]);
     expect(includes('pdm install -L cpu.lock').map(([target]) => target)).toEqual(['pyproject.toml']);
     expect(
       parseDockerfile('Dockerfile', 'FROM python:3.12\nRUN pdm install -L cpu.lock\n').unresolved.map(

@@ -131,18 +131,38 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   // (docs.astral.sh/uv/concepts/projects/dependencies, "Legacy dev dependencies").
   const uvDevList = lookup(root, 'tool', 'uv', 'dev-dependencies');
   const uvDev = uvDevList ? requirements(uvDevList, sink, '[tool.uv] dev-dependencies') : [];
+  // PDM's older `[tool.pdm.dev-dependencies]` (group → list), read with [dependency-groups] as PDM 2.20 and later do.
+  const pdmDev = lookup(root, 'tool', 'pdm', 'dev-dependencies');
+  const pdmGroups = new Map<string, Declared[]>();
+  if (pdmDev?.kind === 'table')
+    for (const [group, list] of pdmDev.entries)
+      pdmGroups.set(group, requirements(list, sink, `[tool.pdm.dev-dependencies] ${group}`));
   const defaultFor = defaultGroups(root, poetry);
-  if (groups?.kind === 'table')
-    for (const group of groups.entries.keys())
+  const declaredGroups = groups?.kind === 'table' ? groups : undefined;
+  if (declaredGroups)
+    for (const group of declaredGroups.entries.keys())
       add({
         name: `group ${group}`,
-        span: groups.keySpans.get(group),
+        span: declaredGroups.keySpans.get(group),
         group,
-        defaultFor: defaultFor(group),
-        own: [...groupRequirements(groups, group, sink, new Set()), ...(group === 'dev' ? uvDev : [])],
+        defaultFor: [...defaultFor(group), 'pdm'],
+        own: [
+          ...groupRequirements(declaredGroups, group, sink, new Set()),
+          ...(group === 'dev' ? uvDev : []),
+          ...(pdmGroups.get(group) ?? []),
+        ],
       });
-  if (uvDev.length > 0 && !(groups?.kind === 'table' && groups.entries.has('dev')))
-    add({ name: 'group dev', span: uvDevList?.span, group: 'dev', defaultFor: defaultFor('dev'), own: uvDev });
+  if (uvDev.length > 0 && !declaredGroups?.entries.has('dev'))
+    add({
+      name: 'group dev',
+      span: uvDevList?.span,
+      group: 'dev',
+      defaultFor: defaultFor('dev'),
+      own: [...uvDev, ...(pdmGroups.get('dev') ?? [])],
+    });
+  for (const [group, own] of pdmGroups)
+    if (!declaredGroups?.entries.has(group) && !(group === 'dev' && uvDev.length > 0) && pdmDev?.kind === 'table')
+      add({ name: `group ${group}`, span: pdmDev.keySpans.get(group), group, defaultFor: ['pdm'], own });
 
   // Indexes every package may come from: non-explicit [[tool.uv.index]] entries, then [tool.uv] extra-index-url,
   // then the default index (an entry with default = true, or [tool.uv] index-url; else PyPI).
@@ -308,6 +328,9 @@ function overrides(root: TomlTable, sink: FactSink): (declared: readonly Declare
  * - uv: the groups of `[tool.uv] default-groups` (a list, or "all"), by default `dev` alone ("uv syncs the dev group
  *   by default … The default groups can be changed with the tool.uv.default-groups setting", uv 0.4.27's release notes;
  *   docs.astral.sh/uv/concepts/projects/dependencies/#default-groups).
+ * - PDM: every development group, [dependency-groups] and `[tool.pdm.dev-dependencies]` ("Include dev dependencies by
+ *   default for install and sync commands. Add a new option --prod/--production to exclude them", PDM 1.5.0's
+ *   release notes); the caller adds it.
  */
 function defaultGroups(root: TomlTable, poetry: PoetryProject | undefined): (group: string) => DefaultGroupTool[] {
   const setting = lookup(root, 'tool', 'uv', 'default-groups');
@@ -462,7 +485,9 @@ function readPdmSources(
       span: url.span,
       explicit: routed,
       isDefault: name.value.toLowerCase() === 'pypi',
-      table: true,
+      // Not uv's table: PDM takes the best match across its sources, as pip does, unless its opt-in
+      // `resolution.respect-source-order` is on (pdm-project.org/latest/usage/config/): no first-index rule here.
+      table: false,
       ...(findLinks ? { findLinks } : {}),
     });
     if (routed)
