@@ -346,6 +346,23 @@ describe('images', () => {
     );
   });
 
+  it("reads verl's application images by the base their Dockerfiles build FROM, and SGLang's tags as its workflows push them", () => {
+    // docker/verl0.5-cu126-torch2.7-fa2.7.4/README.md lists the app tag; its Dockerfile.app.* builds FROM the cu126 base.
+    expect(kb.vendorImage('verlai/verl', 'app-verl0.5-vllm0.9.1-mcore0.12.2-te2.2')?.cuda).toBe('12.6');
+    // The verl0.4 base installs the CUDA 12.4.1 toolkit over NGC 24.08.
+    expect(kb.vendorImage('verlai/verl', 'app-verl0.4-vllm0.8.5-mcore0.12.2-te2.2')?.cuda).toBe('12.4.1');
+    // Tied to a Dockerfile only through a naming rule: unverified (never more than a notice).
+    const weak = kb.vendorImage('verlai/verl', 'app-verl0.6-transformers4.56.1-sglang0.5.2-mcore0.13.0-te2.2');
+    expect([weak?.cuda, weak?.record.confidence]).toEqual(['12.8', 'unverified']);
+    expect(kb.vendorImage('verlai/verl', 'vllm012.latest')).toBeUndefined();
+    // SGLang v0.5.3's workflow pushed -cu129 and -cu129-gb200 (the -amd64/-arm64 scheme came after); from v0.5.11 the
+    // tag without a suffix is the CUDA 13 build.
+    expect(kb.vendorImage('lmsysorg/sglang', 'v0.5.3-cu129')?.cuda).toBe('12.9.1');
+    expect(kb.vendorImage('lmsysorg/sglang', 'v0.5.10')?.cuda).toBe('12.9.1');
+    expect(kb.vendorImage('lmsysorg/sglang', 'v0.5.11')?.cuda).toBe('13.0.1');
+    expect(kb.vendorImage('lmsysorg/sglang', 'v0.5.11-cu129-runtime')?.cuda).toBe('12.9.1');
+  });
+
   it('keeps NGC rows that agree with what their tags say', () => {
     const rows = loadData().images.ngc;
     for (const row of rows) {
