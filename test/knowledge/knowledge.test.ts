@@ -319,7 +319,8 @@ describe('images', () => {
 
   it("reads Ray's -gpu tags (and ray-ml's tags without a platform part) by the release's own build code", () => {
     const cuda = (name: string, tag: string) => kb.vendorImage(name, tag)?.cuda;
-    // ML_CUDA_VERSION / GPU_PLATFORM at each release tag: cu112 to 2.1, cu116 from 2.2, cu118 from 2.6, cu121 from 2.34.
+    // ML_CUDA_VERSION / GPU_PLATFORM at each release tag: cu112 to 2.1, cu116 from 2.2, cu118 from 2.6, cu121 from
+    // 2.34.
     expect(cuda('rayproject/ray', '2.1.0-gpu')).toBe('11.2');
     expect(cuda('rayproject/ray', '2.2.0-py38-gpu')).toBe('11.6');
     expect(cuda('rayproject/ray', '2.5.1-gpu')).toBe('11.6');
@@ -347,7 +348,8 @@ describe('images', () => {
   });
 
   it("reads verl's application images by the base their Dockerfiles build FROM, and SGLang's tags as its workflows push them", () => {
-    // docker/verl0.5-cu126-torch2.7-fa2.7.4/README.md lists the app tag; its Dockerfile.app.* builds FROM the cu126 base.
+    // docker/verl0.5-cu126-torch2.7-fa2.7.4/README.md lists the app tag; its Dockerfile.app.* builds FROM the cu126
+    // base.
     expect(kb.vendorImage('verlai/verl', 'app-verl0.5-vllm0.9.1-mcore0.12.2-te2.2')?.cuda).toBe('12.6');
     // The verl0.4 base installs the CUDA 12.4.1 toolkit over NGC 24.08.
     expect(kb.vendorImage('verlai/verl', 'app-verl0.4-vllm0.8.5-mcore0.12.2-te2.2')?.cuda).toBe('12.4.1');

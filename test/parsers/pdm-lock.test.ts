@@ -97,7 +97,8 @@ describe('a pdm.lock', () => {
         include.selects,
       ]);
     // The default group, and every development group unless --prod (which ones are development groups is
-    // pyproject.toml's to say: "*default-groups pdm"); -G adds a group, an extra of pyproject.toml or a development one.
+    // pyproject.toml's to say: "*default-groups pdm"); -G adds a group: an extra of pyproject.toml or a development
+    // one.
     expect(includes('pdm install')).toEqual([
       ['pyproject.toml', false, ['the project', '*default-groups pdm']],
       ['pdm.lock', true, ['the project', '*default-groups pdm']],
