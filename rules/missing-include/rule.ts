@@ -3,6 +3,9 @@ import type { IncludeFact } from '../../src/parsers/facts.js';
 import { formatOf } from '../../src/parsers/formats.js';
 import { defineRule } from '../../src/rule.js';
 
+/** `-r /dev/stdin` (`grep torch requirements.txt | pip install -r /dev/stdin`), `/dev/fd/0`, `/proc/self/fd/0`. */
+const STANDARD_INPUT = /^\/(?:dev\/stdin|dev\/fd\/\d+|proc\/self\/fd\/\d+)$/;
+
 /** Candidate paths named in a message before "and N more". */
 const SHOWN = 3;
 
@@ -14,6 +17,7 @@ const SHOWN = 3;
  * - It is in no file of the repository (`git clone … && pip install -r repo/requirements.txt`, a file the base image
  *   or an earlier step makes): a notice that what it installs is not checked. Only where the caller knows which files
  *   the repository has (GateOptions.fileExists: a checkout, a commit's tree); a file given alone says nothing.
+ * - It is standard input (`grep torch requirements.txt | pip install -r /dev/stdin`): a notice, wherever it is.
  */
 export default defineRule({
   id: 'missing-include',
@@ -24,19 +28,32 @@ export default defineRule({
   messages: {
     deleted: '{{target}} is deleted by this change, but this line still installs it',
     nowhere: '{{target}} is installed here, but {{where}}: what it installs is not checked',
+    standardInput: 'this install reads its requirements from standard input ({{target}}), which is not checked',
   },
   helps: {
     deleted: '{{how}}. Restore {{target}}, or change this line to install the file that replaces it.',
     nowhere:
       'The file comes from outside the repository ({{from}}), so cuda-gatekeeper cannot read what it installs. Check the file where it is made (cuda-gatekeeper check FILE), or add it to the repository and install that copy. If the path is a mistake, the install fails when it runs ({{tool}} stops with "{{error}}").',
+    standardInput:
+      'The requirements come from the command before the pipe (`grep torch requirements.txt | pip install -r /dev/stdin`) or from a here-document, which cuda-gatekeeper does not run. Install a file of the repository instead (the file the pipe filters, or a requirements file that pins what it installs) to have it checked.',
   },
   check({ files, removed, fileExists, report }) {
-    if (removed.size === 0 && !fileExists) return;
     const present = new Set(files.map((file) => file.path));
     for (const file of files) {
       const image = formatOf(file.kind).units === 'stages';
       for (const include of file.includes) {
         if (include.optional || include.copiedOnly || include.exported || /[$`]/.test(include.target)) continue;
+        if (STANDARD_INPUT.test(include.target)) {
+          report({
+            messageId: 'standardInput',
+            data: { target: include.target },
+            file,
+            span: include.span,
+            severity: 'notice',
+          });
+          continue;
+        }
+        if (removed.size === 0 && !fileExists) continue;
         const candidates = includeCandidates(file, include);
         // Another candidate that is still there (a file beside the Dockerfile, say) is what the line installs.
         if (candidates.some((path) => present.has(path))) continue;

@@ -129,6 +129,21 @@ describe('Dockerfile parser', () => {
     expect(file.packages.map((pkg) => [pkg.name, at(file, pkg.span.start)])).toEqual([['torch', '4:13']]);
   });
 
+  it('reads a command whose standard input is a here-document: its words before the here-document, not the body', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM ubuntu:22.04',
+        'RUN --mount=type=cache,target=/root/.cache/pip pip install torch==2.5.1 -r /dev/stdin <<EOF',
+        'numpy==1.0',
+        'EOF',
+        '',
+      ].join('\n'),
+    );
+    expect(file.packages.map((pkg) => [pkg.name, at(file, pkg.span.start)])).toEqual([['torch', '2:60']]);
+    expect(file.includes.map((include) => include.target)).toEqual(['/dev/stdin']);
+  });
+
   it('reads conda, mamba and apt-get installs', () => {
     const file = parseDockerfile(
       'Dockerfile',

@@ -416,6 +416,8 @@ function recordRun(
   const keywordEnd = span.start + (/^\s*\S+/.exec(firstLine)?.[0].length ?? 3);
   const heredoc = /<<(-?)\s*(["']?)([A-Za-z_][A-Za-z0-9_]*)\2/.exec(firstLine);
   let scripts: Mapped[];
+  /** A here-document that is a command's standard input (`pip install -r /dev/stdin <<EOF`), not its script. */
+  let heredocInput = false;
   if (heredoc) {
     const beforeHeredoc = firstLine
       .slice(keywordEnd - span.start, heredoc.index)
@@ -430,7 +432,10 @@ function recordRun(
     const match = terminator.exec(bodyText);
     const bodyEnd = match ? bodyStart + match.index : span.end;
     const rest = joinContinuations(source, span.start + heredoc.index + heredoc[0].length, firstLineEnd, escape);
-    scripts = [rest];
+    // `RUN pip install -r /dev/stdin <<EOF`: the here-document is the command's standard input, and the command is
+    // the first line's words before it (the body is no script).
+    heredocInput = !isScript;
+    scripts = isScript ? [rest] : [Mapped.of(text.slice(keywordEnd, span.start + heredoc.index), keywordEnd), rest];
     if (isScript) scripts.push(Mapped.of(text.slice(bodyStart, bodyEnd), bodyStart));
   } else {
     scripts = [joinContinuations(source, keywordEnd, span.end, escape)];
@@ -447,7 +452,10 @@ function recordRun(
     for (const [k, command] of commands.entries()) {
       // RUN flags (--mount=…, --network=…) precede the command.
       const words =
-        command[0]?.text.startsWith('--') && command === commands[0] && script === scripts[0] && !heredoc
+        command[0]?.text.startsWith('--') &&
+        command === commands[0] &&
+        script === scripts[0] &&
+        (!heredoc || heredocInput)
           ? dropRunFlags(command)
           : command;
       if (!mayInstall(words)) continue;
