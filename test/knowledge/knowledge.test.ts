@@ -365,6 +365,19 @@ describe('images', () => {
     expect(kb.vendorImage('lmsysorg/sglang', 'v0.5.11-cu129-runtime')?.cuda).toBe('12.9.1');
   });
 
+  it("reads KServe's Hugging Face serving image by the tag its release workflow pushes", () => {
+    const cuda = (tag: string) => kb.vendorImage('kserve/huggingfaceserver', tag)?.cuda;
+    // Up to v0.14.1 the CUDA image is the plain tag; from v0.15.0 it is -gpu and the plain tag is a CPU image.
+    expect([cuda('v0.13.0'), cuda('v0.14.1'), cuda('v0.15.2-gpu'), cuda('v0.17.1-gpu')]).toEqual([
+      '12.1.0',
+      '12.4.1',
+      '12.4.1',
+      '12.9.1',
+    ]);
+    expect(cuda('v0.15.2')).toBeUndefined();
+    expect(cuda('v0.14.1-gpu')).toBeUndefined();
+  });
+
   it('keeps NGC rows that agree with what their tags say', () => {
     const rows = loadData().images.ngc;
     for (const row of rows) {
