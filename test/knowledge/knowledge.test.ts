@@ -378,6 +378,21 @@ describe('images', () => {
     expect(cuda('v0.14.1-gpu')).toBeUndefined();
   });
 
+  it("reads text-embeddings-inference's CUDA images by the tags its release workflows push", () => {
+    const cuda = (tag: string) => kb.vendorImage('ghcr.io/huggingface/text-embeddings-inference', tag)?.cuda;
+    // Dockerfile-cuda's last nvidia/cuda stage: 12.0.0 for v0.4.0–v0.6.0, 12.2.0 for v1.0–v1.8, 12.9.1 from v1.9.0.
+    expect([cuda('89-1.5'), cuda('hopper-1.2.3'), cuda('0.5.0'), cuda('cuda-1.9.3'), cuda('120-1.9-grpc')]).toEqual([
+      '12.2.0',
+      '12.2.0',
+      '12.0.0',
+      '12.9.1',
+      '12.9.1',
+    ]);
+    // The CPU images have no CUDA; a floating 0.x tag is not known to be pushed.
+    expect(cuda('cpu-1.5')).toBeUndefined();
+    expect(cuda('0.5')).toBeUndefined();
+  });
+
   it('keeps NGC rows that agree with what their tags say', () => {
     const rows = loadData().images.ngc;
     for (const row of rows) {
