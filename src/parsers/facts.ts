@@ -492,6 +492,14 @@ export class FactSink {
       });
   }
 
+  /** An include whose text this file holds (a here-document the install reads): its lines are read instead. */
+  dropInclude(context: ContextDraft, fact: IncludeFact): void {
+    for (const list of [this.includes, context.includes]) {
+      const at = list.lastIndexOf(fact);
+      if (at >= 0) list.splice(at, 1);
+    }
+  }
+
   /** An include of `context` found to install a lock's export the build makes (IncludeFact.exported). */
   markExported(context: ContextDraft, fact: IncludeFact): void {
     const marked = { ...fact, exported: true };

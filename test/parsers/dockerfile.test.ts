@@ -129,7 +129,7 @@ describe('Dockerfile parser', () => {
     expect(file.packages.map((pkg) => [pkg.name, at(file, pkg.span.start)])).toEqual([['torch', '4:13']]);
   });
 
-  it('reads a command whose standard input is a here-document: its words before the here-document, not the body', () => {
+  it('reads a command whose standard input is a here-document, and requirements written by here-documents', () => {
     const file = parseDockerfile(
       'Dockerfile',
       [
@@ -137,11 +137,28 @@ describe('Dockerfile parser', () => {
         'RUN --mount=type=cache,target=/root/.cache/pip pip install torch==2.5.1 -r /dev/stdin <<EOF',
         'numpy==1.0',
         'EOF',
+        'COPY <<EOF ./app/req.txt',
+        'scipy==1.11.0  # pinned',
+        'EOF',
+        'RUN cat <<EOT > /tmp/more.txt',
+        'pandas==2.2.0',
+        'EOT',
+        'RUN pip install -r app/req.txt -r /tmp/more.txt -r other.txt',
+        'RUN python3 - <<EOF',
+        'print("pip install tensorflow==2.0")',
+        'EOF',
         '',
       ].join('\n'),
     );
-    expect(file.packages.map((pkg) => [pkg.name, at(file, pkg.span.start)])).toEqual([['torch', '2:60']]);
-    expect(file.includes.map((include) => include.target)).toEqual(['/dev/stdin']);
+    // The words before the here-document are the command; the body is pip's standard input, or the file written.
+    expect(file.packages.map((pkg) => [pkg.name, at(file, pkg.span.start)])).toEqual([
+      ['torch', '2:60'],
+      ['numpy', '3:1'],
+      ['scipy', '6:1'],
+      ['pandas', '9:1'],
+    ]);
+    // Only the file no here-document wrote is still an include.
+    expect(file.includes.map((include) => include.target)).toEqual(['other.txt']);
   });
 
   it('reads conda, mamba and apt-get installs', () => {

@@ -7,6 +7,7 @@ import { Mapped, MappedBuilder } from '../mapped.js';
 import { expandValue, readCommands, splitCommands, type Resolver, type Variable, type Word } from '../shell.js';
 import { findSuppressions } from '../suppressions.js';
 import { readDockerfile, type InstructionProperty, type InstructionView } from './instructions.js';
+import { logicalLines, parseRequirementLine } from '../requirements/parse.js';
 
 type Scope = Map<string, Variable | { readonly unresolved: string }>;
 
@@ -18,13 +19,24 @@ interface Reading {
   readonly escape: string;
   /** Locks each stage exported to requirements files (`poetry export -o requirements.txt`), for a later `-r`. */
   readonly exports: Map<number, LockExport[]>;
+  /**
+   * Files each stage writes from a here-document of this Dockerfile (`COPY <<EOF /app/requirements.txt`, `RUN cat >
+   * /tmp/r.txt <<EOF`), by path as written: the lines of their text, which a later `pip install -r` of the path reads.
+   */
+  readonly inline: Map<number, Map<string, LineRange>>;
+}
+
+/** Lines of the Dockerfile (1-based, inclusive): a here-document's body. */
+interface LineRange {
+  readonly first: number;
+  readonly last: number;
 }
 
 export function parseDockerfile(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
   const sink = new FactSink();
   const { escape, instructions } = readDockerfile(text, source);
-  const reading: Reading = { sink, source, escape, exports: new Map() };
+  const reading: Reading = { sink, source, escape, exports: new Map(), inline: new Map() };
 
   const globalScope: Scope = new Map();
   let stageScope: Scope = globalScope;
@@ -108,6 +120,7 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           break;
         case 'COPY':
         case 'ADD': {
+          noteInlineCopy(reading, span, Math.max(stage, 0));
           const before = sink.copies.length;
           recordCopy(sink, instruction, span, Math.max(stage, 0));
           let copy = sink.copies.length > before ? sink.copies.at(-1) : undefined;
@@ -404,7 +417,7 @@ const CUDA_WORDS = /cuda|nvidia|torch/i;
 const SCRIPT_RUNNERS = new Set(['bash', 'sh', '/bin/bash', '/bin/sh', '/usr/bin/env']);
 
 function recordRun(
-  { sink, source, escape, exports }: Reading,
+  { sink, source, escape, exports, inline }: Reading,
   span: Span,
   stage: number,
   resolve: Resolver,
@@ -418,6 +431,8 @@ function recordRun(
   let scripts: Mapped[];
   /** A here-document that is a command's standard input (`pip install -r /dev/stdin <<EOF`), not its script. */
   let heredocInput = false;
+  /** That here-document's lines, where its terminator was found. */
+  let body: LineRange | undefined;
   if (heredoc) {
     const beforeHeredoc = firstLine
       .slice(keywordEnd - span.start, heredoc.index)
@@ -435,6 +450,16 @@ function recordRun(
     // `RUN pip install -r /dev/stdin <<EOF`: the here-document is the command's standard input, and the command is
     // the first line's words before it (the body is no script).
     heredocInput = !isScript;
+    if (!isScript && match) {
+      body = { first: source.position(bodyStart).line, last: source.position(bodyEnd).line - 1 };
+      // `cat > /tmp/r.txt <<EOF` (or `cat <<EOF > …`, `tee …`): the body becomes that file of the stage.
+      const written = writtenFile(firstLine.slice(keywordEnd - span.start));
+      if (written) {
+        let files = inline.get(stage);
+        if (!files) inline.set(stage, (files = new Map()));
+        files.set(written, body);
+      }
+    }
     scripts = isScript ? [rest] : [Mapped.of(text.slice(keywordEnd, span.start + heredoc.index), keywordEnd), rest];
     if (isScript) scripts.push(Mapped.of(text.slice(bodyStart, bodyEnd), bodyStart));
   } else {
@@ -469,6 +494,16 @@ function recordRun(
         continue;
       }
       recordInstallCommand(sink, words, stage, resolve);
+      // `-r /dev/stdin <<EOF`, or `-r` of a file a here-document of this stage wrote: its lines are read here.
+      for (const context of sink.contexts.slice(before))
+        for (const include of [...context.includes]) {
+          if (include.kind !== 'requirement' && include.kind !== 'constraint') continue;
+          const lines =
+            include.target === '/dev/stdin' ? body : inline.get(stage)?.get(include.target.replace(/^\.\//, ''));
+          if (!lines || lines.last < lines.first) continue;
+          sink.dropInclude(context, include);
+          for (const line of logicalLines(source, lines.first, lines.last)) parseRequirementLine(sink, line, context);
+        }
       // `pip install -r requirements.txt` after an export to it (or after an export to standard output, redirected
       // there): it installs what the lock pins, in the selection exported.
       if (exported.length > 0)
@@ -535,6 +570,33 @@ function carryExports(exports: Map<number, LockExport[]>, copy: CopyFact, stage:
     if (!own) exports.set(stage, (own = []));
     own.push({ ...match, output, copied: true });
   }
+}
+
+/** The file a command writes its standard input to (`cat > FILE`, `cat >FILE`, `cat <<EOF > FILE`, `tee FILE`). */
+function writtenFile(command: string): string | undefined {
+  const words = command.replace(/<<-?\s*(["']?)[A-Za-z_][A-Za-z0-9_]*\1/, ' ').trim();
+  const cat = /^cat\s*>\s*(\S+)$/.exec(words) ?? /^tee\s+(?:-a\s+)?([^\s>|&;-]\S*)$/.exec(words);
+  return cat?.[1]?.replace(/^\.\//, '').replace(/^["']|["']$/g, '');
+}
+
+/** `COPY <<EOF /app/requirements.txt`: a file of the stage whose text is the here-document's body (BuildKit). */
+function noteInlineCopy({ source, inline }: Reading, span: Span, stage: number): void {
+  const firstLineEnd = source.text.indexOf('\n', span.start);
+  const firstLine = source.text.slice(span.start, firstLineEnd < 0 ? span.end : firstLineEnd);
+  const heredoc = /^\s*(?:COPY|ADD)\s+(?:--\S+\s+)*<<(-?)\s*(["']?)([A-Za-z_][A-Za-z0-9_]*)\2\s+(\S+)\s*$/i.exec(
+    firstLine,
+  );
+  if (!heredoc || firstLineEnd < 0) return;
+  const terminator = new RegExp(`^${heredoc[1] ? '\\t*' : ''}${heredoc[3]}\\r?$`, 'm');
+  const bodyStart = firstLineEnd + 1;
+  const match = terminator.exec(source.text.slice(bodyStart, span.end));
+  if (!match) return;
+  let files = inline.get(stage);
+  if (!files) inline.set(stage, (files = new Map()));
+  files.set(heredoc[4]!.replace(/^\.\//, ''), {
+    first: source.position(bodyStart).line,
+    last: source.position(bodyStart + match.index).line - 1,
+  });
 }
 
 function baseName(path: string): string {
