@@ -851,6 +851,13 @@ export class KnowledgeBase {
         const group = groups.find((candidate) => Object.hasOwn(candidate.tags, wanted));
         if (group) return { cuda: group.tags[wanted]!, record: group };
       }
+      for (const record of this.data.images.tagPatterns) {
+        if (record.name !== name) continue;
+        const groups = new RegExp(record.pattern).exec(tag)?.slice(1).filter((group) => group !== undefined);
+        // `cu1281` → 12, 8, 1 (a leading zero dropped); `cuda11.8.0` → 11.8.0.
+        const parts = groups?.map((group) => (/^\d+$/.test(group) ? String(Number(group)) : group));
+        if (parts?.length) return { cuda: parts.join('.'), record };
+      }
       const grammar = this.data.images.cudaTagSuffix.find((record) => record.names.includes(name));
       if (!grammar) return undefined;
       // cu118 → 11.8, cu121 → 12.1, cu92 → 9.2: the last digit is the minor.

@@ -266,6 +266,12 @@ export const Images = z.strictObject({
     }),
   ),
   /**
+   * Images whose tags spell the CUDA of their nvidia/cuda base in a form of their own (RunPod's
+   * `2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04`, `1.0.2-cu1281-torch280-ubuntu2404`): a pattern over the whole tag
+   * whose groups, joined by dots, are that CUDA (`cu1281` → 12.8.1), with the build files that make the tag so.
+   */
+  tagPatterns: z.array(z.strictObject({ name: z.string(), pattern: z.string(), ...sourced })),
+  /**
    * Images whose tags without a platform part (`-cpu`, `-gpu`, `-cuXY`) alias the CPU image, on a plain OS with no
    * CUDA (Ray's `2.46.0`, `2.46.0-py311`, which are `-cpu`).
    */

@@ -393,6 +393,19 @@ describe('images', () => {
     expect(cuda('0.5')).toBeUndefined();
   });
 
+  it("reads RunPod's tags by the patterns its bake files tag with, and NeMo by NVIDIA's component tables", () => {
+    const cuda = (name: string, tag: string) => kb.vendorImage(name, tag)?.cuda;
+    // docker-bake.hcl: the tag's cu1281 is the dotless nvidia/cuda base version; older targets spell it cudaX.Y.Z.
+    expect(cuda('runpod/pytorch', '1.0.2-cu1281-torch280-ubuntu2404')).toBe('12.8.1');
+    expect(cuda('runpod/pytorch', '2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04')).toBe('12.4.1');
+    expect(cuda('runpod/base', '0.6.2-cuda1241-ubuntu2204')).toBe('12.4.1');
+    // The one legacy target whose tag says 11.7.1 but builds FROM nvidia/cuda:11.8.0.
+    expect(cuda('runpod/pytorch', '1.13.0-py3.10-cuda11.7.1-devel-ubuntu22.04')).toBe('11.8.0');
+    expect(cuda('runpod/pytorch', 'latest')).toBeUndefined();
+    expect(kb.ngcImage('nvidia/nemo', '25.09')?.cuda).toBe('12.9.1');
+    expect(kb.ngcImage('nvidia/nemo', '26.06')?.cuda).toBe('13.2.1');
+  });
+
   it('keeps NGC rows that agree with what their tags say', () => {
     const rows = loadData().images.ngc;
     for (const row of rows) {
