@@ -853,7 +853,10 @@ export class KnowledgeBase {
       }
       for (const record of this.data.images.tagPatterns) {
         if (record.name !== name) continue;
-        const groups = new RegExp(record.pattern).exec(tag)?.slice(1).filter((group) => group !== undefined);
+        const groups = new RegExp(record.pattern)
+          .exec(tag)
+          ?.slice(1)
+          .filter((group) => group !== undefined);
         // `cu1281` → 12, 8, 1 (a leading zero dropped); `cuda11.8.0` → 11.8.0.
         const parts = groups?.map((group) => (/^\d+$/.test(group) ? String(Number(group)) : group));
         if (parts?.length) return { cuda: parts.join('.'), record };
