@@ -223,6 +223,16 @@ describe('hostile inputs stay linear and bounded', () => {
       ],
     ],
     [
+      // Each install reads the here-document's file again: past a budget of lines they are said to be not read.
+      'many installs of one long here-document file',
+      (n: number) => [
+        [
+          'Dockerfile',
+          `${image}\nCOPY <<EOF /r.txt\n${lines(n, (i) => `torch==2.6.${i}\n`)}EOF\n${'RUN pip install -r /r.txt\n'.repeat(n)}`,
+        ],
+      ],
+    ],
+    [
       'many unpinned requirements',
       (n: number) => [['requirements.txt', lines(n, (i) => `torch>=1.${i}\ntorchvision\n`)]],
     ],

@@ -24,7 +24,12 @@ interface Reading {
    * /tmp/r.txt <<EOF`), by path as written: the lines of their text, which a later `pip install -r` of the path reads.
    */
   readonly inline: Map<number, Map<string, LineRange>>;
+  /** How many lines of here-documents installs have read so far (MAX_INLINE_LINES). */
+  readonly inlineLines: { used: number };
 }
+
+/** Lines of here-documents one Dockerfile's installs read in all (each install reads its file's lines again). */
+const MAX_INLINE_LINES = 50_000;
 
 /** Lines of the Dockerfile (1-based, inclusive): a here-document's body. */
 interface LineRange {
@@ -36,7 +41,7 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
   const sink = new FactSink();
   const { escape, instructions } = readDockerfile(text, source);
-  const reading: Reading = { sink, source, escape, exports: new Map(), inline: new Map() };
+  const reading: Reading = { sink, source, escape, exports: new Map(), inline: new Map(), inlineLines: { used: 0 } };
 
   const globalScope: Scope = new Map();
   let stageScope: Scope = globalScope;
@@ -417,7 +422,7 @@ const CUDA_WORDS = /cuda|nvidia|torch/i;
 const SCRIPT_RUNNERS = new Set(['bash', 'sh', '/bin/bash', '/bin/sh', '/usr/bin/env']);
 
 function recordRun(
-  { sink, source, escape, exports, inline }: Reading,
+  { sink, source, escape, exports, inline, inlineLines }: Reading,
   span: Span,
   stage: number,
   resolve: Resolver,
@@ -501,6 +506,18 @@ function recordRun(
           const lines =
             include.target === '/dev/stdin' ? body : inline.get(stage)?.get(include.target.replace(/^\.\//, ''));
           if (!lines || lines.last < lines.first) continue;
+          // Each install reads the whole text again: a file of thousands of installs of one long here-document would
+          // make their product in facts. Past a budget of lines, the install says it is not read.
+          const size = lines.last - lines.first + 1;
+          if (inlineLines.used + size > MAX_INLINE_LINES) {
+            sink.unresolved.push({
+              span: include.span,
+              text: include.target,
+              reason: `too many installs of here-document files in this Dockerfile to read each one (more than ${MAX_INLINE_LINES.toLocaleString('en-US')} lines in all)`,
+            });
+            continue;
+          }
+          inlineLines.used += size;
           sink.dropInclude(context, include);
           for (const line of logicalLines(source, lines.first, lines.last)) parseRequirementLine(sink, line, context);
         }
