@@ -1,8 +1,7 @@
 import { resolveLinks, type Link } from './analysis/links.js';
 import { groupBy, positions } from './util/collections.js';
 import { fileBatches } from './analysis/batches.js';
-import { buildUnits, selectedContexts, type Unit } from './analysis/units.js';
-import { dirname } from './analysis/paths.js';
+import { buildUnits, projectBeside, selectedContexts, type Unit } from './analysis/units.js';
 import type { ImageLookups } from './images/lookup.js';
 import type { LoadedBaseline } from './baseline/load.js';
 import type { Baseline } from './baseline/schema.js';
@@ -423,7 +422,7 @@ const heldContexts = new WeakMap<ParsedFile, readonly InstallContext[]>();
 /**
  * The files of a group whose findings rest on what may not be installed, with why (and where, for a file where only
  * some places do): those only commands which may not run install (conditionalFiles), and the poetry.lock files that do
- * not say which group each package is in where the install leaves an optional group out (ungroupedLocks).
+ * not say which group each package is in where the install leaves a group out (ungroupedLocks).
  */
 function uncertainFiles(
   group: readonly ParsedFile[],
@@ -445,12 +444,12 @@ const UNGROUPED_LOCK =
 /**
  * The poetry.lock files of a group whose packages may belong to a group the install leaves out, with where: a lock of
  * Poetry 1.5 to 1.8 names no group for its packages (no `groups`, no `category`: Poetry 2 writes `groups = [...]`),
- * and the pyproject.toml beside it, as its installs select it (`poetry install` without `--with cuda`), leaves out an
- * optional group that needs a package the installed groups do not name. Poetry installs only what the installed
- * groups need, so a locked package that no installed group names (one only that group needs, or what it pulls in)
- * may not be installed: torch 2.0.1+cu118 locked for an optional `cuda` group is no mismatch of a `poetry install`
- * that leaves the group out. A package an installed group names is installed; what an installed package pulls in
- * cannot be told apart from what a left-out one does, so it is not certain either.
+ * and the pyproject.toml beside it, as its installs select it (`poetry install` without `--with cuda`, or with
+ * `--without cuda`), leaves out a group that needs a package the installed groups do not name. Poetry installs only
+ * what the installed groups need, so a locked package that no installed group names (one only that group needs, or
+ * what it pulls in) may not be installed: torch 2.0.1+cu118 locked for an optional `cuda` group is no mismatch of a
+ * `poetry install` that leaves the group out. A package an installed group names is installed; what an installed
+ * package pulls in cannot be told apart from what a left-out one does, so it is not certain either.
  */
 function ungroupedLocks(
   group: readonly ParsedFile[],
@@ -459,8 +458,7 @@ function ungroupedLocks(
   let found: Map<ParsedFile, (offset: number) => boolean> | undefined;
   for (const lock of group) {
     if (lock.kind !== 'poetry-lock' || GROUPED.test(lock.source.text)) continue;
-    const folder = dirname(lock.path);
-    const project = group.find((file) => file.kind === 'pyproject' && dirname(file.path) === folder);
+    const project = projectBeside(lock, group);
     if (!project) continue;
     const via: Link[] = [];
     for (const from of group) for (const link of links.get(from) ?? []) if (link.to === project) via.push(link);
@@ -473,7 +471,7 @@ function ungroupedLocks(
     for (const context of project.contexts)
       if (!selected.has(context.id) && context.variant?.startsWith('group ')) leftOut.add(context.id);
     const named = new Set(project.packages.filter((pkg) => selected.has(pkg.context)).map((pkg) => pkg.name));
-    // An optional group left out that needs a package the installed ones do not name.
+    // A group left out that needs a package the installed ones do not name.
     if (!project.packages.some((pkg) => leftOut.has(pkg.context) && !named.has(pkg.name))) continue;
     // Each [[package]] table, from its name to the next one's: the package a place in the lock belongs to.
     const starts = [...new Map(lock.packages.map((pkg) => [pkg.nameSpan.start, pkg.name])).entries()].sort(

@@ -1,10 +1,7 @@
 import { includeCandidates } from '../../src/analysis/links.js';
-import type { IncludeFact } from '../../src/parsers/facts.js';
+import { isStandardInput, type IncludeFact } from '../../src/parsers/facts.js';
 import { formatOf } from '../../src/parsers/formats.js';
 import { defineRule } from '../../src/rule.js';
-
-/** `-r /dev/stdin` (`grep torch requirements.txt | pip install -r /dev/stdin`), `/dev/fd/0`, `/proc/self/fd/0`. */
-const STANDARD_INPUT = /^\/(?:dev\/stdin|dev\/fd\/\d+|proc\/self\/fd\/\d+)$/;
 
 /** Candidate paths named in a message before "and N more". */
 const SHOWN = 3;
@@ -17,7 +14,8 @@ const SHOWN = 3;
  * - It is in no file of the repository (`git clone … && pip install -r repo/requirements.txt`, a file the base image
  *   or an earlier step makes): a notice that what it installs is not checked. Only where the caller knows which files
  *   the repository has (GateOptions.fileExists: a checkout, a commit's tree); a file given alone says nothing.
- * - It is standard input (`grep torch requirements.txt | pip install -r /dev/stdin`): a notice, wherever it is.
+ * - It is standard input fed by a pipe (`grep torch requirements.txt | pip install -r /dev/stdin`): a notice, wherever
+ *   it is. A here-document's body is read where it is written (the Dockerfile parser).
  */
 export default defineRule({
   id: 'missing-include',
@@ -35,7 +33,7 @@ export default defineRule({
     nowhere:
       'The file comes from outside the repository ({{from}}), so cuda-gatekeeper cannot read what it installs. Check the file where it is made (cuda-gatekeeper check FILE), or add it to the repository and install that copy. If the path is a mistake, the install fails when it runs ({{tool}} stops with "{{error}}").',
     standardInput:
-      'The requirements come from the command before the pipe (`grep torch requirements.txt | pip install -r /dev/stdin`) or from a here-document, which cuda-gatekeeper does not run. Install a file of the repository instead (the file the pipe filters, or a requirements file that pins what it installs) to have it checked.',
+      'The requirements come from the command before the pipe (`grep torch requirements.txt | pip install -r /dev/stdin`), which cuda-gatekeeper does not run. Install a file of the repository instead (the file the pipe filters, or a requirements file that pins what it installs) to have it checked.',
   },
   check({ files, removed, fileExists, report }) {
     const present = new Set(files.map((file) => file.path));
@@ -43,7 +41,8 @@ export default defineRule({
       const image = formatOf(file.kind).units === 'stages';
       for (const include of file.includes) {
         if (include.optional || include.copiedOnly || include.exported || /[$`]/.test(include.target)) continue;
-        if (STANDARD_INPUT.test(include.target)) {
+        // A here-document's body is read by the parser, which drops the include: what is left comes from a pipe.
+        if (isStandardInput(include.target)) {
           report({
             messageId: 'standardInput',
             data: { target: include.target },

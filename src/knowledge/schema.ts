@@ -8,6 +8,15 @@ const sourced = {
   note: z.string().optional(),
 };
 const dotted = z.string().regex(/^\d+(\.\d+)*$/);
+/** Whether a pattern of the data is a regular expression (the knowledge base compiles it when asked). */
+function compiles(pattern: string): boolean {
+  try {
+    new RegExp(pattern);
+    return true;
+  } catch {
+    return false;
+  }
+}
 const cudaTag = z.string().regex(/^cu\d{2,3}$/);
 /** A wheel's platform as the checks tell them apart (PEP 425 platform tags, manylinux folded into Linux). */
 export const wheelPlatform = z.enum(['linux_x86_64', 'linux_aarch64', 'win_amd64']);
@@ -270,7 +279,13 @@ export const Images = z.strictObject({
    * `2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04`, `1.0.2-cu1281-torch280-ubuntu2404`): a pattern over the whole tag
    * whose groups, joined by dots, are that CUDA (`cu1281` → 12.8.1), with the build files that make the tag so.
    */
-  tagPatterns: z.array(z.strictObject({ name: z.string(), pattern: z.string(), ...sourced })),
+  tagPatterns: z.array(
+    z.strictObject({
+      name: z.string(),
+      pattern: z.string().refine(compiles, 'not a regular expression'),
+      ...sourced,
+    }),
+  ),
   /**
    * Images whose tags without a platform part (`-cpu`, `-gpu`, `-cuXY`) alias the CPU image, on a plain OS with no
    * CUDA (Ray's `2.46.0`, `2.46.0-py311`, which are `-cpu`).

@@ -440,6 +440,11 @@ export type ContextDraft = Omit<
 /** A requirements or constraints file named by its web address. */
 const REMOTE = /^https?:\/\//i;
 
+/** An include that reads standard input: `-r /dev/stdin` (a pipe, a here-document), `/dev/fd/0`, `/proc/self/fd/0`. */
+export function isStandardInput(target: string): boolean {
+  return /^\/(?:dev\/stdin|dev\/fd\/0|proc\/self\/fd\/0)$/.test(target);
+}
+
 /** A mutable builder the parsers fill in; `finish` makes the ParsedFile, whose lists no one changes after. */
 export class FactSink {
   readonly stages: StageFact[] = [];
@@ -494,18 +499,19 @@ export class FactSink {
 
   /** An include whose text this file holds (a here-document the install reads): its lines are read instead. */
   dropInclude(context: ContextDraft, fact: IncludeFact): void {
-    for (const list of [this.includes, context.includes]) {
-      const at = list.lastIndexOf(fact);
-      if (at >= 0) list.splice(at, 1);
-    }
+    this.replaceInclude(context, fact, undefined);
   }
 
   /** An include of `context` found to install a lock's export the build makes (IncludeFact.exported). */
   markExported(context: ContextDraft, fact: IncludeFact): void {
-    const marked = { ...fact, exported: true };
+    this.replaceInclude(context, fact, { ...fact, exported: true });
+  }
+
+  /** An include, in the file's list and in its context's, replaced by another or (undefined) taken out. */
+  private replaceInclude(context: ContextDraft, fact: IncludeFact, by: IncludeFact | undefined): void {
     for (const list of [this.includes, context.includes]) {
       const at = list.lastIndexOf(fact);
-      if (at >= 0) list[at] = marked;
+      if (at >= 0) list.splice(at, 1, ...(by ? [by] : []));
     }
   }
 

@@ -598,10 +598,12 @@ function recordProjectAdd(sink: FactSink, program: string, words: readonly Word[
  * What each tool's add installs after adding: the project in `directory` (its own option), from its lock, with the
  * selection its install or sync takes by default; not with the options that only lock (or only say what would be
  * done). poetry add "adds required packages to your pyproject.toml and installs them" (python-poetry.org/docs/cli/#add,
- * `--lock`: "Do not perform operations (only update the lockfile)"); uv add syncs the project's environment unless
- * `--no-sync` or `--frozen` (docs.astral.sh/uv/reference/cli/#uv-add); pdm add installs unless `--no-sync`
- * (pdm-project.org/latest/reference/cli/#add), here its default group. `pipenv install PACKAGE` is not here: what else
- * it installs is not documented.
+ * `--lock`: "Do not perform operations (only update the lockfile)"), with every group not marked optional, as its
+ * installer does when no group is named (poetry/installation/installer.py); uv add syncs the project's environment
+ * unless `--no-sync` or `--frozen` (docs.astral.sh/uv/reference/cli/#uv-add); pdm add installs unless `--no-sync`
+ * (pdm-project.org/latest/reference/cli/#add). For uv and PDM the project's default group alone: which other groups
+ * their add's sync takes is not documented, and a red check must be certain. `pipenv install PACKAGE` is not here:
+ * what else it installs is not documented.
  */
 const PROJECT_OF_ADD: Readonly<
   Record<
@@ -620,7 +622,8 @@ const PROJECT_OF_ADD: Readonly<
     tool: 'pip',
     manifest: 'pyproject.toml',
     lock: 'poetry.lock',
-    selects: ['the project'],
+    // Its installer runs with no groups named: `without_optional_dependency_groups()`, as a plain `poetry install`.
+    selects: ['the project', '*default-groups poetry'],
     directory: ['-C', '--directory', '-P', '--project'],
     lockOnly: ['--lock', '--dry-run'],
   },

@@ -161,6 +161,26 @@ describe('Dockerfile parser', () => {
     expect(file.includes.map((include) => include.target)).toEqual(['other.txt']);
   });
 
+  it('reads a here-document file in the stages built on its own, until a COPY may put another file there', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM python:3.11 AS base',
+        'COPY <<EOF /app/r.txt',
+        'torch==2.5.1',
+        'EOF',
+        'FROM base',
+        'RUN pip install -r /app/r.txt',
+        'COPY r.txt /app/',
+        'RUN pip install -r /app/r.txt',
+        '',
+      ].join('\n'),
+    );
+    // The child stage sees its parent's file; after the COPY, the install reads the copied file (an include).
+    expect(file.packages.map((pkg) => [pkg.name, at(file, pkg.span.start)])).toEqual([['torch', '3:1']]);
+    expect(file.includes.map((include) => include.target)).toEqual(['/app/r.txt']);
+  });
+
   it('reads conda, mamba and apt-get installs', () => {
     const file = parseDockerfile(
       'Dockerfile',
@@ -588,9 +608,10 @@ describe("a project tool's run and add", () => {
         include.target,
         include.selects,
       ]);
+    // Poetry's installer, with no group named, takes every group not marked optional.
     expect(includesOf('poetry add torch==2.3.1')).toEqual([
-      ['pyproject.toml', ['the project']],
-      ['poetry.lock', ['the project']],
+      ['pyproject.toml', ['the project', '*default-groups poetry']],
+      ['poetry.lock', ['the project', '*default-groups poetry']],
     ]);
     expect(includesOf('uv add --project=svc torch')).toEqual([
       ['svc/pyproject.toml', ['the project']],

@@ -1,4 +1,4 @@
-import { FactSink, MAY_NOT_RUN, type CopyFact, type ImageFact, type ParsedFile } from '../facts.js';
+import { FactSink, isStandardInput, MAY_NOT_RUN, type CopyFact, type ImageFact, type ParsedFile } from '../facts.js';
 import { SourceText, type Span } from '../source.js';
 import { parseImageRef } from '../image-ref.js';
 import { installExport, lockExport, mayInstall, recordInstallCommand, type LockExport } from '../installers.js';
@@ -19,13 +19,8 @@ interface Reading {
   readonly escape: string;
   /** Locks each stage exported to requirements files (`poetry export -o requirements.txt`), for a later `-r`. */
   readonly exports: Map<number, LockExport[]>;
-  /**
-   * Files each stage writes from a here-document of this Dockerfile (`COPY <<EOF /app/requirements.txt`, `RUN cat >
-   * /tmp/r.txt <<EOF`), by path as written: the lines of their text, which a later `pip install -r` of the path reads.
-   */
-  readonly inline: Map<number, Map<string, LineRange>>;
-  /** How many lines of here-documents installs have read so far (MAX_INLINE_LINES). */
-  readonly inlineLines: { used: number };
+  /** Files here-documents of this Dockerfile write, which a later `pip install -r` of the path reads (InlineFiles). */
+  readonly inline: InlineFiles;
 }
 
 /** Lines of here-documents one Dockerfile's installs read in all (each install reads its file's lines again). */
@@ -37,11 +32,54 @@ interface LineRange {
   readonly last: number;
 }
 
+/**
+ * The files each stage writes from a here-document (`COPY <<EOF /app/requirements.txt`, `RUN cat > /tmp/r.txt
+ * <<EOF`), by path as written, seen by the stage and the stages built on it. A later COPY that may put another file
+ * at such a path hides it (null): the install then reads whatever file its include leads to, as any other.
+ */
+class InlineFiles {
+  private readonly byStage = new Map<number, Map<string, LineRange | null>>();
+  private readonly parents = new Map<number, number>();
+  /** Lines read so far by installs (MAX_INLINE_LINES). */
+  used = 0;
+
+  stageBuiltOn(stage: number, parent: number | undefined): void {
+    if (parent !== undefined) this.parents.set(stage, parent);
+  }
+
+  write(stage: number, path: string, lines: LineRange | null): void {
+    let files = this.byStage.get(stage);
+    if (!files) this.byStage.set(stage, (files = new Map()));
+    files.set(path.replace(/^\.\//, ''), lines);
+  }
+
+  /** A COPY that may overwrite written files: its destination, or a file of its sources' names under it. */
+  copied(stage: number, copy: CopyFact): void {
+    const destination = copy.destination.replace(/^\.\//, '');
+    const folder = destination.replace(/\/*$/, '/');
+    const names = new Set(copy.sources.map((source) => baseName(source.path)));
+    for (let at: number | undefined = stage; at !== undefined; at = this.parents.get(at))
+      for (const path of this.byStage.get(at)?.keys() ?? [])
+        if (path === destination || (path.startsWith(folder) && names.has(baseName(path))))
+          this.write(stage, path, null);
+  }
+
+  /** The lines written at `path` that `stage` sees, if any. */
+  read(stage: number, path: string): LineRange | undefined {
+    const key = path.replace(/^\.\//, '');
+    for (let at: number | undefined = stage; at !== undefined; at = this.parents.get(at)) {
+      const files = this.byStage.get(at);
+      if (files?.has(key)) return files.get(key) ?? undefined;
+    }
+    return undefined;
+  }
+}
+
 export function parseDockerfile(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
   const sink = new FactSink();
   const { escape, instructions } = readDockerfile(text, source);
-  const reading: Reading = { sink, source, escape, exports: new Map(), inline: new Map(), inlineLines: { used: 0 } };
+  const reading: Reading = { sink, source, escape, exports: new Map(), inline: new InlineFiles() };
 
   const globalScope: Scope = new Map();
   let stageScope: Scope = globalScope;
@@ -104,6 +142,7 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           // The first stage of a name is the one `FROM NAME` and `COPY --from=NAME` name (BuildKit refuses a second).
           if (name && !stageNames.has(name.toLowerCase())) stageNames.set(name.toLowerCase(), stage);
           const parent = sink.images.at(-1)?.fromStage;
+          reading.inline.stageBuiltOn(stage, parent);
           stageEnvs[stage] = new StageEnv(parent === undefined ? undefined : stageEnvs[parent]);
           pipEnvs[stage] = new PipEnv(parent === undefined ? undefined : pipEnvs[parent]);
           const fromImage = parent === undefined ? imageCudaVersion(sink.images.at(-1)) : undefined;
@@ -134,6 +173,7 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
             sink.copies[sink.copies.length - 1] = copy = { ...copy, fromIndex: from };
             carryExports(reading.exports, copy, Math.max(stage, 0));
           }
+          if (copy) reading.inline.copied(Math.max(stage, 0), copy);
           pipEnvs[stage]?.noteCopy(copy);
           break;
         }
@@ -422,7 +462,7 @@ const CUDA_WORDS = /cuda|nvidia|torch/i;
 const SCRIPT_RUNNERS = new Set(['bash', 'sh', '/bin/bash', '/bin/sh', '/usr/bin/env']);
 
 function recordRun(
-  { sink, source, escape, exports, inline, inlineLines }: Reading,
+  { sink, source, escape, exports, inline }: Reading,
   span: Span,
   stage: number,
   resolve: Resolver,
@@ -447,23 +487,17 @@ function recordRun(
     const isScript =
       beforeHeredoc.length === 0 || (beforeHeredoc.length === 1 && SCRIPT_RUNNERS.has(beforeHeredoc[0]!));
     const bodyStart = firstLineEnd + 1;
-    const terminator = new RegExp(`^${heredoc[1] ? '\\t*' : ''}${heredoc[3]}\\r?$`, 'm');
-    const bodyText = text.slice(bodyStart, span.end);
-    const match = terminator.exec(bodyText);
-    const bodyEnd = match ? bodyStart + match.index : span.end;
+    const terminatorAt = heredocEnd(text, bodyStart, span.end, heredoc[1] === '-', heredoc[3]!);
+    const bodyEnd = terminatorAt ?? span.end;
     const rest = joinContinuations(source, span.start + heredoc.index + heredoc[0].length, firstLineEnd, escape);
     // `RUN pip install -r /dev/stdin <<EOF`: the here-document is the command's standard input, and the command is
     // the first line's words before it (the body is no script).
     heredocInput = !isScript;
-    if (!isScript && match) {
-      body = { first: source.position(bodyStart).line, last: source.position(bodyEnd).line - 1 };
+    if (!isScript && terminatorAt !== undefined) {
+      body = linesBetween(source, bodyStart, terminatorAt);
       // `cat > /tmp/r.txt <<EOF` (or `cat <<EOF > …`, `tee …`): the body becomes that file of the stage.
       const written = writtenFile(firstLine.slice(keywordEnd - span.start));
-      if (written) {
-        let files = inline.get(stage);
-        if (!files) inline.set(stage, (files = new Map()));
-        files.set(written, body);
-      }
+      if (written) inline.write(stage, written, body);
     }
     scripts = isScript ? [rest] : [Mapped.of(text.slice(keywordEnd, span.start + heredoc.index), keywordEnd), rest];
     if (isScript) scripts.push(Mapped.of(text.slice(bodyStart, bodyEnd), bodyStart));
@@ -503,21 +537,20 @@ function recordRun(
       for (const context of sink.contexts.slice(before))
         for (const include of [...context.includes]) {
           if (include.kind !== 'requirement' && include.kind !== 'constraint') continue;
-          const lines =
-            include.target === '/dev/stdin' ? body : inline.get(stage)?.get(include.target.replace(/^\.\//, ''));
+          const lines = isStandardInput(include.target) ? body : inline.read(stage, include.target);
           if (!lines || lines.last < lines.first) continue;
           // Each install reads the whole text again: a file of thousands of installs of one long here-document would
-          // make their product in facts. Past a budget of lines, the install says it is not read.
+          // make their product in facts. Past a budget of lines, the file could not be read completely: a problem, as
+          // any other budget of a parser.
           const size = lines.last - lines.first + 1;
-          if (inlineLines.used + size > MAX_INLINE_LINES) {
-            sink.unresolved.push({
+          if (inline.used + size > MAX_INLINE_LINES) {
+            sink.problems.push({
               span: include.span,
-              text: include.target,
-              reason: `too many installs of here-document files in this Dockerfile to read each one (more than ${MAX_INLINE_LINES.toLocaleString('en-US')} lines in all)`,
+              message: `too many installs of here-document files to read each one (more than ${MAX_INLINE_LINES.toLocaleString('en-US')} lines in all); this one was not checked`,
             });
             continue;
           }
-          inlineLines.used += size;
+          inline.used += size;
           sink.dropInclude(context, include);
           for (const line of logicalLines(source, lines.first, lines.last)) parseRequirementLine(sink, line, context);
         }
@@ -604,16 +637,20 @@ function noteInlineCopy({ source, inline }: Reading, span: Span, stage: number):
     firstLine,
   );
   if (!heredoc || firstLineEnd < 0) return;
-  const terminator = new RegExp(`^${heredoc[1] ? '\\t*' : ''}${heredoc[3]}\\r?$`, 'm');
   const bodyStart = firstLineEnd + 1;
-  const match = terminator.exec(source.text.slice(bodyStart, span.end));
-  if (!match) return;
-  let files = inline.get(stage);
-  if (!files) inline.set(stage, (files = new Map()));
-  files.set(heredoc[4]!.replace(/^\.\//, ''), {
-    first: source.position(bodyStart).line,
-    last: source.position(bodyStart + match.index).line - 1,
-  });
+  const end = heredocEnd(source.text, bodyStart, span.end, heredoc[1] === '-', heredoc[3]!);
+  if (end !== undefined) inline.write(stage, heredoc[4]!, linesBetween(source, bodyStart, end));
+}
+
+/** Where a here-document's terminator line starts (`<<-` allows tabs before it); undefined: none before `end`. */
+function heredocEnd(text: string, bodyStart: number, end: number, tabs: boolean, word: string): number | undefined {
+  const match = new RegExp(`^${tabs ? '\\t*' : ''}${word}\\r?$`, 'm').exec(text.slice(bodyStart, end));
+  return match ? bodyStart + match.index : undefined;
+}
+
+/** The lines from the one at `start` to the one before `end` (a here-document's body, its terminator at `end`). */
+function linesBetween(source: SourceText, start: number, end: number): LineRange {
+  return { first: source.position(start).line, last: source.position(end).line - 1 };
 }
 
 function baseName(path: string): string {

@@ -133,36 +133,31 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   const uvDev = uvDevList ? requirements(uvDevList, sink, '[tool.uv] dev-dependencies') : [];
   // PDM's older `[tool.pdm.dev-dependencies]` (group → list), read with [dependency-groups] as PDM 2.20 and later do.
   const pdmDev = lookup(root, 'tool', 'pdm', 'dev-dependencies');
-  const pdmGroups = new Map<string, Declared[]>();
+  // Each group once, from whichever tables declare it, with the tools that read those tables and install it by
+  // default (defaultGroups).
+  const isDefault = defaultGroups(root, poetry);
+  const declared = new Map<string, { span?: Span; own: Declared[]; tools: Set<DefaultGroupTool> }>();
+  const declare = (group: string, span: Span | undefined, own: readonly Declared[], tools: DefaultGroupTool[]) => {
+    const entry = declared.get(group) ?? { ...(span ? { span } : {}), own: [], tools: new Set() };
+    entry.own.push(...own);
+    for (const tool of tools) entry.tools.add(tool);
+    declared.set(group, entry);
+  };
+  if (groups?.kind === 'table')
+    for (const group of groups.entries.keys())
+      declare(group, groups.keySpans.get(group), groupRequirements(groups, group, sink, new Set()), [
+        ...(isDefault.poetry(group) ? (['poetry'] as const) : []),
+        ...(isDefault.uv(group) ? (['uv'] as const) : []),
+        'pdm',
+      ]);
+  if (uvDev.length > 0) declare('dev', uvDevList?.span, uvDev, isDefault.uv('dev') ? ['uv'] : []);
   if (pdmDev?.kind === 'table')
     for (const [group, list] of pdmDev.entries)
-      pdmGroups.set(group, requirements(list, sink, `[tool.pdm.dev-dependencies] ${group}`));
-  const defaultFor = defaultGroups(root, poetry);
-  const declaredGroups = groups?.kind === 'table' ? groups : undefined;
-  if (declaredGroups)
-    for (const group of declaredGroups.entries.keys())
-      add({
-        name: `group ${group}`,
-        span: declaredGroups.keySpans.get(group),
-        group,
-        defaultFor: [...defaultFor(group), 'pdm'],
-        own: [
-          ...groupRequirements(declaredGroups, group, sink, new Set()),
-          ...(group === 'dev' ? uvDev : []),
-          ...(pdmGroups.get(group) ?? []),
-        ],
-      });
-  if (uvDev.length > 0 && !declaredGroups?.entries.has('dev'))
-    add({
-      name: 'group dev',
-      span: uvDevList?.span,
-      group: 'dev',
-      defaultFor: defaultFor('dev'),
-      own: [...uvDev, ...(pdmGroups.get('dev') ?? [])],
-    });
-  for (const [group, own] of pdmGroups)
-    if (!declaredGroups?.entries.has(group) && !(group === 'dev' && uvDev.length > 0) && pdmDev?.kind === 'table')
-      add({ name: `group ${group}`, span: pdmDev.keySpans.get(group), group, defaultFor: ['pdm'], own });
+      declare(group, pdmDev.keySpans.get(group), requirements(list, sink, `[tool.pdm.dev-dependencies] ${group}`), [
+        'pdm',
+      ]);
+  for (const [group, { span, own, tools }] of declared)
+    add({ name: `group ${group}`, ...(span ? { span } : {}), group, defaultFor: [...tools], own });
 
   // Indexes every package may come from: non-explicit [[tool.uv.index]] entries, then [tool.uv] extra-index-url,
   // then the default index (an entry with default = true, or [tool.uv] index-url; else PyPI).
@@ -176,7 +171,11 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   const firstPytorch = implicit.find((index) => /^https?:\/\/download\.pytorch\.org\//.test(index.url));
 
   for (const selection of poetry ? poetrySelections(poetry) : [])
-    add(selection.group === undefined ? selection : { ...selection, defaultFor: defaultFor(selection.group) });
+    add(
+      selection.group === undefined || !isDefault.poetry(selection.group)
+        ? selection
+        : { ...selection, defaultFor: ['poetry'] },
+    );
   // What `pip install .[extra]` installs (a Dockerfile's, see installers.ts): the same requirements without uv's
   // or Poetry's routing, from the indexes of the pip command. Checked only with that command, never on their own.
   const asPip: Variant[] = [
@@ -323,26 +322,27 @@ function overrides(root: TomlTable, sink: FactSink): (declared: readonly Declare
 }
 
 /**
- * The tools that install a dependency group when their install names no group:
+ * Which groups the tools install when their install names no group (PDM's are every group of the tables it reads, so
+ * the caller needs no test for it):
  * - Poetry: every group not marked `optional = true` (PoetryProject.optionalGroups), PEP 735's as well.
  * - uv: the groups of `[tool.uv] default-groups` (a list, or "all"), by default `dev` alone ("uv syncs the dev group
  *   by default … The default groups can be changed with the tool.uv.default-groups setting", uv 0.4.27's release notes;
  *   docs.astral.sh/uv/concepts/projects/dependencies/#default-groups).
  * - PDM: every development group, [dependency-groups] and `[tool.pdm.dev-dependencies]` ("Include dev dependencies by
  *   default for install and sync commands. Add a new option --prod/--production to exclude them", PDM 1.5.0's
- *   release notes); the caller adds it.
+ *   release notes).
  */
-function defaultGroups(root: TomlTable, poetry: PoetryProject | undefined): (group: string) => DefaultGroupTool[] {
+function defaultGroups(
+  root: TomlTable,
+  poetry: PoetryProject | undefined,
+): { readonly poetry: (group: string) => boolean; readonly uv: (group: string) => boolean } {
   const setting = lookup(root, 'tool', 'uv', 'default-groups');
   const uvAll = setting?.kind === 'string' && setting.value === 'all';
   const uv =
     setting?.kind === 'array'
       ? new Set(setting.items.flatMap((item) => (item.kind === 'string' ? [item.value] : [])))
       : new Set(setting ? [] : ['dev']);
-  return (group) => [
-    ...(poetry?.optionalGroups.has(group) ? [] : (['poetry'] as const)),
-    ...(uvAll || uv.has(group) ? (['uv'] as const) : []),
-  ];
+  return { poetry: (group) => !poetry?.optionalGroups.has(group), uv: (group) => uvAll || uv.has(group) };
 }
 
 const poetryDeclared = (dependency: PoetryDependency): Declared => ({
