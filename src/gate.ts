@@ -272,47 +272,50 @@ const IMAGE_IN_MESSAGE = /\b[a-z0-9][a-z0-9._-]*(?:\/[a-z0-9][a-z0-9._-]*)+:[\w]
  */
 function sameMistakeOnce(findings: readonly Finding[]): Finding[] {
   // Most reports have no two findings of one rule at one place: then there is nothing to merge, and no message needs
-  // its images taken out.
-  const places = new Set<string>();
-  for (const { ruleId, location, severity, messageId } of findings)
-    places.add(
-      `${ruleId}\0${location.path}\0${location.start.offset}\0${location.end.offset}\0${severity}\0${messageId}`,
-    );
+  // its images taken out. (The loops are the array's own, not this function's: V8 optimises a long loop of a first,
+  // large call on the stack, and that code then left at its next line on every later call, once per fix verified.)
+  const places = new Set(findings.map(placeOf));
   if (places.size === findings.length) return [...findings];
-  const groups = new Map<string, Finding[]>();
-  for (const finding of findings) {
-    const { location } = finding;
-    const key = `${finding.ruleId}\0${location.path}\0${location.start.offset}\0${location.end.offset}\0${finding.severity}\0${finding.messageId}\0${finding.message.replace(IMAGE_IN_MESSAGE, '\u0001')}`;
-    const group = groups.get(key);
-    if (group) group.push(finding);
-    else groups.set(key, [finding]);
-  }
+  const groups = groupBy(findings, mistakeOf);
   if (groups.size === findings.length) return [...findings];
   // Each finding of a group of several: the group's one finding (at the first's place), or null (dropped).
   const merged = new Map<Finding, Finding | null>();
   for (const group of groups.values()) {
     if (group.length === 1) continue;
-    const primary = group.find((finding) => finding.fix) ?? group[0]!;
-    const related = [...primary.related];
-    const seen = new Set(related.map((entry) => `${entry.location.path}\0${entry.location.start.offset}`));
-    for (const other of group) {
-      if (other === primary) continue;
-      for (const entry of other.related.length
-        ? other.related
-        : [{ location: other.location, message: other.message }]) {
-        const at = `${entry.location.path}\0${entry.location.start.offset}`;
-        if (seen.has(at)) continue;
-        seen.add(at);
-        related.push({ location: entry.location, message: `also: ${entry.message}` });
-      }
-    }
-    const one: Finding = { ...primary, related };
+    const one = oneOf(group);
     for (const finding of group) merged.set(finding, finding === group[0] ? one : null);
   }
   return findings.flatMap((finding) => {
     const replaced = merged.get(finding);
     return replaced === undefined ? [finding] : replaced === null ? [] : [replaced];
   });
+}
+
+/** The one finding of findings that say the same of other images: the first with a fix, the others related. */
+function oneOf(group: readonly Finding[]): Finding {
+  const primary = group.find((finding) => finding.fix) ?? group[0]!;
+  const related = [...primary.related];
+  const seen = new Set(related.map((entry) => `${entry.location.path}\0${entry.location.start.offset}`));
+  for (const other of group) {
+    if (other === primary) continue;
+    for (const entry of other.related.length ? other.related : [{ location: other.location, message: other.message }]) {
+      const at = `${entry.location.path}\0${entry.location.start.offset}`;
+      if (seen.has(at)) continue;
+      seen.add(at);
+      related.push({ location: entry.location, message: `also: ${entry.message}` });
+    }
+  }
+  return { ...primary, related };
+}
+
+/** Where a finding is and what it says, but not what it says it of. */
+function placeOf({ ruleId, location, severity, messageId }: Finding): string {
+  return `${ruleId}\0${location.path}\0${location.start.offset}\0${location.end.offset}\0${severity}\0${messageId}`;
+}
+
+/** A finding's place and its message with the images taken out: findings that say the same of other images. */
+function mistakeOf(finding: Finding): string {
+  return `${placeOf(finding)}\0${finding.message.replace(IMAGE_IN_MESSAGE, '\u0001')}`;
 }
 
 /** A waiver applies to a finding of its rule in its repository (and path, when given) until its expiry date. */

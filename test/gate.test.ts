@@ -81,3 +81,32 @@ describe('a command inside an if, case or loop of a RUN', () => {
     ).toEqual(['error']);
   });
 });
+
+describe('one finding per mistake', () => {
+  it('merges what a file installed by two stages meets in each image into one finding, the other its related place', () => {
+    const dockerfile = codeBlock`
+      FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04 AS build
+      COPY requirements.txt .
+      RUN pip install -r requirements.txt
+
+      FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04
+      COPY requirements.txt .
+      RUN pip install -r requirements.txt
+    `;
+    const files = [
+      parseFile('Dockerfile', dockerfile, 'dockerfile'),
+      parseFile('requirements.txt', 'torch==2.3.0+cu118\n', 'requirements'),
+    ];
+    const mismatches = gate(files, baseline, kb).findings.filter((finding) => finding.ruleId === 'cuda-mismatch');
+    expect(mismatches.map((finding) => [finding.location.path, finding.location.start.line])).toEqual([
+      ['requirements.txt', 1],
+    ]);
+    expect(mismatches[0]!.related.map((entry) => [entry.location.start.line, entry.message])).toEqual([
+      [5, 'CUDA 12.1 is set here (Dockerfile stage 2)'],
+      [1, 'also: CUDA 12.1 is set here (Dockerfile stage "build")'],
+    ]);
+    // Another CUDA is another mistake: two findings.
+    files[0] = parseFile('Dockerfile', dockerfile.replace('12.1.0', '12.4.1'), 'dockerfile');
+    expect(gate(files, baseline, kb).findings.filter((finding) => finding.ruleId === 'cuda-mismatch')).toHaveLength(2);
+  });
+});
