@@ -126,8 +126,14 @@ export function gateOptionsFor(
   resolved: ResolvedBaseline,
   owner: string,
   repo: string,
-  extra: { readonly today: string; readonly removed?: readonly string[] },
+  extra: {
+    readonly today: string;
+    readonly removed?: readonly string[];
+    /** Whether a path is known to be no file of the commit checked (its read's answer): missing-include's notices. */
+    readonly noFile?: ((path: string) => boolean) | undefined;
+  },
 ): GateOptions {
+  const { noFile } = extra;
   return {
     ...(resolved.repoFile ? { policy: resolved.repoFile } : {}),
     policyProblems: resolved.problems,
@@ -135,5 +141,6 @@ export function gateOptionsFor(
     repository: `${owner}/${repo}`,
     today: extra.today,
     ...(extra.removed ? { removed: extra.removed } : {}),
+    ...(noFile ? { fileExists: (path: string) => (noFile(path) ? false : undefined) } : {}),
   };
 }

@@ -18,7 +18,13 @@ import { sendCheck } from './check.js';
 import { gateOptionsFor, layerBaselines, ORG_CONFIG_PATH, type ConfigBlob } from '../baseline/layers.js';
 import { rememberRun, type AppDeps } from './deps.js';
 import { partialQuery, problemsAt } from './graphql.js';
-import { readBranches, readPullsAgainst, repositoriesInfo, type RepositoryInfo } from './repository.js';
+import {
+  readBranches,
+  readPullsAgainst,
+  repositoriesInfo,
+  type BranchFiles,
+  type RepositoryInfo,
+} from './repository.js';
 import type { Skipped } from './files.js';
 import type { PathIndex } from './path-index.js';
 import { newestRun, orgLayer, RUNS_FIELD, type Blob, type ExistingRun } from './read.js';
@@ -51,18 +57,20 @@ interface Place {
   readonly repo: string;
   readonly repoConfig: ConfigBlob | undefined;
   readonly removed?: readonly string[];
+  /** Whether a path is known to be no file of the commit read (missing-include's notices, as its own check has). */
+  readonly noFile?: ((path: string) => boolean) | undefined;
 }
 
 /** The files gated under the current and under the proposed organisation baseline: errors before and after. */
 function gateUnderBoth(files: readonly ParsedFile[], place: Place, baselines: BaselinePair) {
-  const { owner, repo, repoConfig, removed = [] } = place;
+  const { owner, repo, repoConfig, removed = [], noFile } = place;
   const run = (org: ConfigBlob | null) => {
     const resolved = layerBaselines(owner, repo, repoConfig, org, bundledBaseline());
     return gate(
       files,
       resolved.baseline,
       defaultKnowledgeBase(),
-      gateOptionsFor(resolved, owner, repo, { today: baselines.today, removed }),
+      gateOptionsFor(resolved, owner, repo, { today: baselines.today, removed, noFile }),
     );
   };
   const before = run(baselines.current);
@@ -164,8 +172,16 @@ async function previewGroup(
   { github, owner, baselines, index, unreadable }: PreviewRun,
   group: readonly Previewed[],
 ): Promise<PreviewOutcome[]> {
-  const run = (files: readonly ParsedFile[], entry: Previewed, removed: readonly string[] = []) =>
-    gateUnderBoth(files, { owner, repo: entry.repo.name, repoConfig: entry.info.repoConfig, removed }, baselines);
+  const run = (
+    { files, noFile }: Pick<BranchFiles, 'files' | 'noFile'>,
+    entry: Previewed,
+    removed: readonly string[] = [],
+  ) =>
+    gateUnderBoth(
+      files,
+      { owner, repo: entry.repo.name, repoConfig: entry.info.repoConfig, removed, noFile },
+      baselines,
+    );
   const branches = await readBranches(
     github,
     owner,
@@ -191,7 +207,7 @@ async function previewGroup(
     outcomes.push({
       name: entry.repo.name,
       url: entry.repo.html_url,
-      ...run(branch.files, entry),
+      ...run(branch, entry),
       ...(gaps.length ? { incomplete: gaps.join('; ') } : {}),
     });
     pulls.forEach((item, j) => {
@@ -206,7 +222,7 @@ async function previewGroup(
       outcomes.push({
         name,
         url: item.pull.url,
-        ...run(read.files, entry, item.pull.removed),
+        ...run(read, entry, item.pull.removed),
         ...(skipped.length ? { incomplete: skipped.join('; ') } : {}),
       });
     });

@@ -43,7 +43,7 @@ export async function evaluateDefaultBranch(
       parsed: [],
     };
   const branch = await readBranch(github, { owner, repo }, info.headSha, index);
-  const options = gateOptionsFor(resolved, owner, repo, { today: today() });
+  const options = gateOptionsFor(resolved, owner, repo, { today: today(), noFile: branch.noFile });
   const report = gate(branch.files, resolved.baseline, defaultKnowledgeBase(), options);
   return {
     resolved,

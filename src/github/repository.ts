@@ -153,6 +153,8 @@ export interface BranchFiles {
   readonly paths: readonly Listed[];
   /** Set when GitHub cut the tree listing short: some files were not seen. */
   readonly truncated: boolean;
+  /** Whether a path is known to be no file of the commit (CommitRead.noFile). */
+  readonly noFile?: (path: string) => boolean;
 }
 
 /**
@@ -253,7 +255,7 @@ export async function readPullsAgainst(
   github: GitHub,
   owner: string,
   pulls: readonly { readonly repo: string; readonly pull: OpenPull; readonly branch: BranchFiles }[],
-): Promise<(Pick<BranchFiles, 'files' | 'texts' | 'skipped'> | Error)[]> {
+): Promise<(Pick<BranchFiles, 'files' | 'texts' | 'skipped' | 'noFile'> | Error)[]> {
   const jobs = pulls.map(({ repo, pull, branch }) => {
     const changed = new Set(pull.changed);
     const known = new Map([...branch.blobs].filter(([path]) => !changed.has(path) && !pull.removed.includes(path)));
@@ -276,14 +278,16 @@ export async function readPullsAgainst(
       files,
       texts: new Map([...all.texts].filter(([path]) => kept.has(path))),
       skipped: all.skipped.filter((entry) => changed.has(entry.path)),
+      ...(all.noFile ? { noFile: all.noFile } : {}),
     };
   });
 }
 
-function fromRead(read: CommitRead): Pick<BranchFiles, 'files' | 'texts' | 'skipped'> {
+function fromRead(read: CommitRead): Pick<BranchFiles, 'files' | 'texts' | 'skipped' | 'noFile'> {
   return {
     files: read.files.map((file) => file.parsed),
     texts: new Map(read.files.map((file) => [file.source.path, file.source.text])),
     skipped: read.skipped,
+    ...(read.noFile ? { noFile: read.noFile } : {}),
   };
 }

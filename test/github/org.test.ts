@@ -577,6 +577,37 @@ describe('the drift sweep', () => {
     expect(fake.issues[0]).toMatchObject({ state: 'closed', body: expect.stringContaining('conforms') });
   });
 
+  it('says what a default branch installs from outside the repository, as its pull requests are told', async () => {
+    const { sweepInstallation } = await import('../../src/github/sweep.js');
+    fake.addRepo(`${OWNER}/vision`, {
+      Dockerfile: codeBlock`
+        FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04
+        COPY requirements-serve.txt /app/
+        RUN pip install -r /app/requirements-serve.txt
+        RUN git clone https://github.com/IDEA-Research/GroundingDINO.git && pip install -r GroundingDINO/requirements.txt
+      `,
+      'requirements-serve.txt': 'numpy==1.26.4\n',
+    });
+    const rows = await sweepInstallation(
+      (await probot.auth(42)) as never,
+      OWNER,
+      { info: () => undefined, warn: () => undefined, error: () => undefined },
+      '2026-11-30',
+    );
+    const vision = rows.find((row) => row.repo === 'vision')!;
+    expect(
+      vision.report.findings
+        .filter((finding) => finding.ruleId === 'missing-include')
+        .map((finding) => [finding.location.start.line, finding.severity, finding.message]),
+    ).toEqual([
+      [
+        4,
+        'notice',
+        expect.stringContaining('GroundingDINO/requirements.txt is installed here, but no file of the repository'),
+      ],
+    ]);
+  });
+
   it('or one dashboard issue in the config repository', async () => {
     const { sweepInstallation } = await import('../../src/github/sweep.js');
     fake.repos.get(`${OWNER}/.github`)!.head = fake.commit({
