@@ -52,7 +52,7 @@ export default defineRule({
           });
           continue;
         }
-        if (removed.size === 0 && !fileExists) continue;
+        if (removed.size === 0 && !fileExists && !include.cloned) continue;
         const candidates = includeCandidates(file, include);
         // Another candidate that is still there (a file beside the Dockerfile, say) is what the line installs.
         if (candidates.some((path) => present.has(path))) continue;
@@ -66,20 +66,25 @@ export default defineRule({
         }
         // A target by its web address has its own notice (parse-error), and a file only known as missing is said
         // to be missing: a path the caller cannot answer for (a read cut short) is reported as not read.
-        if (!fileExists || /^[a-z][a-z0-9+.-]*:\/\//i.test(include.target.replace(/^file:(?!\/\/)/i, ''))) continue;
+        // A clone's file at a path no file of the repository can be (`/opt/tool/requirements.txt`) needs no answer.
+        if (!fileExists && !(include.cloned && candidates.length === 0)) continue;
+        if (/^[a-z][a-z0-9+.-]*:\/\//i.test(include.target.replace(/^file:(?!\/\/)/i, ''))) continue;
         if (include.kind === 'dockerfile' && candidates.length === 0) continue;
-        if (!candidates.every((path) => fileExists(path) === false)) continue;
+        if (!candidates.every((path) => fileExists?.(path) === false)) continue;
         const looked =
           candidates.length > SHOWN
             ? `${candidates.slice(0, SHOWN).join(', ')} and ${candidates.length - SHOWN} more`
             : candidates.join(', ');
-        const where =
-          candidates.length === 0
+        const where = include.cloned
+          ? `it is a file of the clone of ${include.cloned}${candidates.length ? ` (the repository has none at ${looked})` : ''}`
+          : candidates.length === 0
             ? 'no COPY of the stage brings it from the build context'
             : `no file of the repository is there (looked for ${looked})`;
-        const from = image
-          ? 'a download or a clone in an earlier step, a file the base image has, or a file the build makes'
-          : 'a file a build step makes or downloads';
+        const from = include.cloned
+          ? `the clone of ${include.cloned}`
+          : image
+            ? 'a download or a clone in an earlier step, a file the base image has, or a file the build makes'
+            : 'a file a build step makes or downloads';
         report({
           messageId: 'nowhere',
           data: { target: include.target, where, from, ...failure(include) },

@@ -23,8 +23,12 @@ export function includeCandidates(file: ParsedFile, include: IncludeFact): strin
   const stage = file.contexts[include.context]?.stage ?? 0;
   const contexts = contextDirectories(base);
   const candidates: (string | undefined)[] = [];
-  for (const relative of CopyIndex.of(file).sourcesOf(stage, target))
-    for (const context of contexts) candidates.push(joinRepo(context, relative));
+  // A file of a folder the stage cloned is the clone's: no COPY brought it (a COPY of a file of the same name
+  // elsewhere would match it by name). The build context's file at the path is still a candidate: a Dockerfile may
+  // clone its own repository.
+  if (!include.cloned)
+    for (const relative of CopyIndex.of(file).sourcesOf(stage, target))
+      for (const context of contexts) candidates.push(joinRepo(context, relative));
   if (!target.startsWith('/') && !include.copiedOnly)
     for (const context of contexts) candidates.push(joinRepo(context, target));
   return unique(candidates);

@@ -145,6 +145,11 @@ export interface IncludeFact extends Spanned {
    * requirements.txt`): what it installs is read through the includes of the exported project (installExport).
    */
   readonly exported?: boolean;
+  /**
+   * The repository a RUN of the Dockerfile's stage clones the file's folder from (`git clone URL tool && pip install -r
+   * tool/requirements.txt`): the file is the clone's, never one a COPY of the build context brought.
+   */
+  readonly cloned?: string;
 }
 
 export interface VersionClause {
@@ -505,6 +510,11 @@ export class FactSink {
   /** An include of `context` found to install a lock's export the build makes (IncludeFact.exported). */
   markExported(context: ContextDraft, fact: IncludeFact): void {
     this.replaceInclude(context, fact, { ...fact, exported: true });
+  }
+
+  /** The include names a file in a folder the stage cloned from `url` (IncludeFact.cloned). */
+  markCloned(context: ContextDraft, fact: IncludeFact, url: string): void {
+    this.replaceInclude(context, fact, { ...fact, cloned: url });
   }
 
   /** An include, in the file's list and in its context's, replaced by another or (undefined) taken out. */

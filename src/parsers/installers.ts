@@ -758,7 +758,7 @@ const PREFIXES = new Set(['sudo', 'env', 'time', 'exec', 'nohup', 'command']);
  */
 const RESERVED = new Set(['then', 'else', 'elif', 'do', 'if', 'while', 'until', '!', '{']);
 
-function stripPrefixes(command: Command): Word[] {
+export function stripPrefixes(command: Command): Word[] {
   let i = 0;
   while (i < command.length && isPrefix(command, i)) i++;
   return command.slice(i);

@@ -418,7 +418,7 @@ describe('a check never claims what it did not do', () => {
         title: 'missing-include',
         annotation_level: 'notice',
         message: expect.stringContaining(
-          'serving/requirements.txt is installed here, but no file of the repository is there',
+          'serving/requirements.txt is installed here, but it is a file of the clone of https://github.com/example/serving.git',
         ),
       }),
     ]);

@@ -3,6 +3,7 @@ import { SourceText, type Span } from '../source.js';
 import { parseImageRef } from '../image-ref.js';
 import { installExport, lockExport, mayInstall, recordInstallCommand, type LockExport } from '../installers.js';
 import { PipEnv } from './pip-env.js';
+import { cloneOf, Clones } from './clones.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
 import { expandValue, readCommands, splitCommands, type Resolver, type Variable, type Word } from '../shell.js';
 import { findSuppressions } from '../suppressions.js';
@@ -21,6 +22,8 @@ interface Reading {
   readonly exports: Map<number, LockExport[]>;
   /** Files here-documents of this Dockerfile write, which a later `pip install -r` of the path reads (InlineFiles). */
   readonly inline: InlineFiles;
+  /** Folders the stages clone repositories into, whose files an install may name (Clones). */
+  readonly clones: Clones;
 }
 
 /** Lines of here-documents one Dockerfile's installs read in all (each install reads its file's lines again). */
@@ -79,7 +82,14 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
   const sink = new FactSink();
   const { escape, instructions } = readDockerfile(text, source);
-  const reading: Reading = { sink, source, escape, exports: new Map(), inline: new InlineFiles() };
+  const reading: Reading = {
+    sink,
+    source,
+    escape,
+    exports: new Map(),
+    inline: new InlineFiles(),
+    clones: new Clones(),
+  };
 
   const globalScope: Scope = new Map();
   let stageScope: Scope = globalScope;
@@ -462,7 +472,7 @@ const CUDA_WORDS = /cuda|nvidia|torch/i;
 const SCRIPT_RUNNERS = new Set(['bash', 'sh', '/bin/bash', '/bin/sh', '/usr/bin/env']);
 
 function recordRun(
-  { sink, source, escape, exports, inline }: Reading,
+  { sink, source, escape, exports, inline, clones }: Reading,
   span: Span,
   stage: number,
   resolve: Resolver,
@@ -507,6 +517,7 @@ function recordRun(
   // `--mount=type=bind,source=requirements.txt,target=/tmp/requirements.txt`: the RUN reads the file there.
   const flags = heredoc ? Mapped.of(text.slice(keywordEnd, span.start + heredoc.index), keywordEnd) : scripts[0]!;
   if (flags.text.includes('--mount')) for (const copy of bindMounts(flags, stage)) sink.copies.push(copy);
+  clones.startRun();
   for (const script of scripts) {
     if (script.text.includes('pip.')) pip?.noteScript(script.text);
     const { commands, inBlock, holding, stdout } = readCommands(script, resolve);
@@ -522,7 +533,12 @@ function recordRun(
         (!heredoc || heredocInput)
           ? dropRunFlags(command)
           : command;
-      if (!mayInstall(words)) continue;
+      if (words[0]?.text === 'cd') clones.cd(words[1]?.text);
+      if (!mayInstall(words)) {
+        const clone = words.length > 2 && words.some((word) => word.text === 'clone') ? cloneOf(words) : undefined;
+        if (clone) clones.add(stage, clone);
+        continue;
+      }
       const before = sink.contexts.length;
       if (pip?.configure(words)) continue;
       const lock = lockExport(words);
@@ -533,6 +549,12 @@ function recordRun(
         continue;
       }
       recordInstallCommand(sink, words, stage, resolve);
+      // `git clone URL tool && pip install -r tool/requirements.txt`: the clone's file.
+      for (const context of sink.contexts.slice(before))
+        for (const include of [...context.includes]) {
+          const clone = clones.cloneOf(stage, include.target);
+          if (clone) sink.markCloned(context, include, clone.url);
+        }
       // `-r /dev/stdin <<EOF`, or `-r` of a file a here-document of this stage wrote: its lines are read here.
       for (const context of sink.contexts.slice(before))
         for (const include of [...context.includes]) {

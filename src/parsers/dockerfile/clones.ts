@@ -1,0 +1,136 @@
+/**
+ * Folders a Dockerfile's RUN instructions clone a repository into (`RUN git clone https://github.com/org/tool.git &&
+ * pip install -r tool/requirements.txt`): a file installed from such a folder is the clone's, never a file the
+ * build context's COPY brought, however alike their names.
+ */
+import { posix } from 'node:path';
+import type { Command } from '../shell.js';
+import { stripPrefixes } from '../installers.js';
+
+/**
+ * `git clone` options whose value may be the next word (git-scm.com/docs/git-clone; `git` parses a long option's
+ * required value from the next word as from `=`). Every other option of clone is a flag or takes its value with `=`.
+ */
+const CLONE_VALUES: ReadonlySet<string> = new Set([
+  '-o',
+  '--origin',
+  '-b',
+  '--branch',
+  '-u',
+  '--upload-pack',
+  '--reference',
+  '--reference-if-able',
+  '--separate-git-dir',
+  '--depth',
+  '--shallow-since',
+  '--shallow-exclude',
+  '-c',
+  '--config',
+  '-j',
+  '--jobs',
+  '--filter',
+  '--template',
+  '--server-option',
+  '--bundle-uri',
+  '--revision',
+]);
+
+/** `git` options before the command whose value is the next word (git-scm.com/docs/git). */
+const GIT_VALUES: ReadonlySet<string> = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path']);
+
+export interface Clone {
+  /** The repository as written. */
+  readonly url: string;
+  /** The folder it is cloned into, as a path: relative to the RUN's working directory, or absolute. */
+  readonly folder: string;
+}
+
+/**
+ * The clone a command makes (`git clone [options] <repository> [<directory>]`, `git -C <path> clone …`), or undefined:
+ * no clone, or a word the shell decides at build time (`$REPO`). Without a directory, git clones into the
+ * repository's "humanish" name: `repo` for `…/repo.git` and `host:org/repo.git` (git-scm.com/docs/git-clone,
+ * `<directory>`).
+ */
+export function cloneOf(command: Command): Clone | undefined {
+  const words = stripPrefixes(command).map((word) => word.text);
+  if (words[0] === undefined || posix.basename(words[0]) !== 'git') return undefined;
+  let at = 1;
+  let base = '';
+  for (; at < words.length && words[at] !== 'clone'; at++) {
+    const word = words[at]!;
+    if (!word.startsWith('-')) return undefined; // another git command
+    if (GIT_VALUES.has(word)) {
+      if (word === '-C') base = posix.join(base, words[at + 1] ?? '');
+      at++;
+    }
+  }
+  const positional: string[] = [];
+  for (at++; at < words.length; at++) {
+    const word = words[at]!;
+    if (word === '--') {
+      positional.push(...words.slice(at + 1));
+      break;
+    }
+    if (word.startsWith('-') && word.length > 1) {
+      if (CLONE_VALUES.has(word)) at++;
+      continue;
+    }
+    positional.push(word);
+  }
+  const [url, directory] = positional;
+  if (url === undefined || /[$`]/.test(url) || (directory !== undefined && /[$`]/.test(directory))) return undefined;
+  const folder = directory ?? humanish(url);
+  if (!folder) return undefined;
+  return { url, folder: normalFolder(posix.join(base, folder)) };
+}
+
+/** The last part of a repository's address, without `.git` (git's guess of a directory name). */
+function humanish(url: string): string {
+  const trimmed = url
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '')
+    .replace(/\/+$/, '');
+  return trimmed.slice(Math.max(trimmed.lastIndexOf('/'), trimmed.lastIndexOf(':')) + 1);
+}
+
+function normalFolder(path: string): string {
+  const normal = posix.normalize(path).replace(/\/+$/, '');
+  return normal === '.' ? '' : normal.replace(/^\.\//, '');
+}
+
+/**
+ * The clones of each stage (a later RUN of the stage still has the folder) and the folder a RUN's `cd` moved to:
+ * which clone, if any, a path an install names is in.
+ */
+export class Clones {
+  private readonly byStage = new Map<number, Clone[]>();
+  /** The RUN's working directory relative to the instruction's (`cd tool`), '' where it has not moved. */
+  private cwd = '';
+
+  /** A new RUN starts in the stage's working directory. */
+  startRun(): void {
+    this.cwd = '';
+  }
+
+  add(stage: number, clone: Clone): void {
+    const folder = posix.isAbsolute(clone.folder) ? clone.folder : normalFolder(posix.join(this.cwd, clone.folder));
+    let list = this.byStage.get(stage);
+    if (!list) this.byStage.set(stage, (list = []));
+    list.push({ url: clone.url, folder });
+  }
+
+  /** `cd DIR`: where the RUN's next commands run (`cd` alone, `cd -` or a variable: back to not knowing). */
+  cd(directory: string | undefined): void {
+    if (directory === undefined || directory === '-' || /[$`~]/.test(directory)) this.cwd = '';
+    else
+      this.cwd = posix.isAbsolute(directory) ? normalFolder(directory) : normalFolder(posix.join(this.cwd, directory));
+  }
+
+  /** The clone of the stage a path an install names lies in (after the RUN's `cd`), or undefined. */
+  cloneOf(stage: number, target: string): Clone | undefined {
+    const list = this.byStage.get(stage);
+    if (!list || /[$`]/.test(target)) return undefined;
+    const path = posix.isAbsolute(target) ? posix.normalize(target) : normalFolder(posix.join(this.cwd, target));
+    return list.find((clone) => clone.folder !== '' && path.startsWith(`${clone.folder}/`));
+  }
+}
