@@ -66,8 +66,8 @@ export default defineRule({
         }
         // A target by its web address has its own notice (parse-error), and a file only known as missing is said
         // to be missing: a path the caller cannot answer for (a read cut short) is reported as not read.
-        // A clone's file at a path no file of the repository can be (`/opt/tool/requirements.txt`) needs no answer.
-        if (!fileExists && !(include.cloned && candidates.length === 0)) continue;
+        // A clone's file is no file of the repository, whatever the repository has.
+        if (!fileExists && !include.cloned) continue;
         if (/^[a-z][a-z0-9+.-]*:\/\//i.test(include.target.replace(/^file:(?!\/\/)/i, ''))) continue;
         if (include.kind === 'dockerfile' && candidates.length === 0) continue;
         if (!candidates.every((path) => fileExists?.(path) === false)) continue;
@@ -76,7 +76,7 @@ export default defineRule({
             ? `${candidates.slice(0, SHOWN).join(', ')} and ${candidates.length - SHOWN} more`
             : candidates.join(', ');
         const where = include.cloned
-          ? `it is a file of the clone of ${include.cloned}${candidates.length ? ` (the repository has none at ${looked})` : ''}`
+          ? `it is a file of the clone of ${include.cloned}`
           : candidates.length === 0
             ? 'no COPY of the stage brings it from the build context'
             : `no file of the repository is there (looked for ${looked})`;

@@ -22,13 +22,13 @@ export function includeCandidates(file: ParsedFile, include: IncludeFact): strin
 
   const stage = file.contexts[include.context]?.stage ?? 0;
   const contexts = contextDirectories(base);
+  // A file of a folder the stage cloned is the clone's, not the repository's: no COPY brought it (one of a file of the
+  // same name elsewhere would match it by name), and after a `cd` into the clone a relative path is not the build
+  // context's. Even a Dockerfile that clones its own repository installs the clone's revision, not the checkout's.
+  if (include.cloned) return [];
   const candidates: (string | undefined)[] = [];
-  // A file of a folder the stage cloned is the clone's: no COPY brought it (a COPY of a file of the same name
-  // elsewhere would match it by name). The build context's file at the path is still a candidate: a Dockerfile may
-  // clone its own repository.
-  if (!include.cloned)
-    for (const relative of CopyIndex.of(file).sourcesOf(stage, target))
-      for (const context of contexts) candidates.push(joinRepo(context, relative));
+  for (const relative of CopyIndex.of(file).sourcesOf(stage, target))
+    for (const context of contexts) candidates.push(joinRepo(context, relative));
   if (!target.startsWith('/') && !include.copiedOnly)
     for (const context of contexts) candidates.push(joinRepo(context, target));
   return unique(candidates);

@@ -11,7 +11,7 @@ function includes(text: string) {
 }
 
 describe('a file of a folder a RUN clones', () => {
-  it("is the clone's: no COPY of a file of the same name leads to it", () => {
+  it("is the clone's: no COPY of a file of the same name, nor the build context's file at its path, leads to it", () => {
     expect(
       includes(codeBlock`
         FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04
@@ -21,11 +21,7 @@ describe('a file of a folder a RUN clones', () => {
       `),
     ).toEqual([
       ['requirements.txt', undefined, ['docker/requirements.txt', 'requirements.txt']],
-      [
-        'GroundingDINO/requirements.txt',
-        'https://github.com/IDEA-Research/GroundingDINO.git',
-        ['docker/GroundingDINO/requirements.txt', 'GroundingDINO/requirements.txt'],
-      ],
+      ['GroundingDINO/requirements.txt', 'https://github.com/IDEA-Research/GroundingDINO.git', []],
     ]);
   });
 
