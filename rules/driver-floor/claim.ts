@@ -98,6 +98,36 @@ export function checkClaim(
       });
       return true;
     }
+    // NGC release notes allow older data-center branches than NVIDIA's forward-compatibility table lists today
+    // (24.01 to 25.06: "470.57 (or later R470) … on data center GPUs", where the table for CUDA 12.3 and later lists
+    // R535 on): two NVIDIA sources disagree, so it is no certain failure, and no certain run either (a warning). Not
+    // for a CUDA 13 container: those notes repeat the CUDA 12 paragraph (25.10's "CUDA 13.0.2 which requires NVIDIA
+    // Driver release 575", "not forward-compatible with CUDA 12.6"), and the table for 13.x is NVIDIA's word.
+    const notes =
+      compat && forwardCompat !== false && major === 12 && claim.kind === 'image' && claim.image?.registry === 'nvcr.io'
+        ? kb.ngcDataCenterDriver(claim.image.repository, claim.image.tag ?? '', branch)
+        : undefined;
+    if (notes && compareDotted(fleet, notes.minimum) >= 0) {
+      report({
+        messageId: 'forwardCompat',
+        data: {
+          subject: claim.subject,
+          cuda,
+          fleet,
+          package: 'its cuda-compat',
+          branches: String(branch),
+          fleetNote: ` Its release notes allow R${branch} (>= ${notes.minimum}) on data-center GPUs, but NVIDIA's forward-compatibility table ${pkg?.compatibleBranches.length ? `lists only R${pkg.compatibleBranches.join(', R')} for ${pkg.package}` : `lists no branch for CUDA ${cuda}`} today: it may not start. An R${pkg?.compatibleBranches[0] ?? branchOf(floor.linux)} or newer driver runs it for sure.${forward.reason ? ` Here ${forward.reason}.` : ''}`,
+          sources: `${imageSource(claim)}${cite(notes.row)}; ${pkg ? `${cite(pkg)}; ` : ''}${FORWARD}`,
+        },
+        file: claim.file,
+        span: claim.span,
+        severity: 'warning',
+        // As certain as the failure it stands for (below the major's floor), not softened by an unverified notes
+        // row: were the row wrong, the image would fail here.
+        unverified: majorUnverified,
+      });
+      return true;
+    }
     const compatNote = compat
       ? forwardCompat === false && pkg?.compatibleBranches.includes(branch)
         ? ` Forward compatibility (${pkg.package}) covers R${branch} only on data-center GPUs: ${forward.reason ?? 'the baseline says this fleet has none (driver.forwardCompat: false)'}.`

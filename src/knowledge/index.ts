@@ -152,6 +152,13 @@ export interface ReleaseLine {
   readonly newestOfMinor: ReadonlyMap<string, string>;
 }
 
+/** The minimum an NGC row's release notes state for a driver branch on data-center GPUs ("R470 (>=470.57)"). */
+function statedBranch(row: NgcImage, branch: number): { readonly minimum: string; readonly row: NgcImage } | undefined {
+  for (const [, stated, minimum] of (row.dataCenterDrivers ?? '').matchAll(/\bR(\d+) \(>=(\d+(?:\.\d+)*)\)/g))
+    if (Number(stated) === branch) return { minimum: minimum!, row };
+  return undefined;
+}
+
 export class KnowledgeBase {
   /** The records; read them through the queries below (rules, renderers and the web page alike). */
   private readonly data: KnowledgeData;
@@ -724,6 +731,46 @@ export class KnowledgeBase {
 
   ngcPytorch(tag: string): NgcPytorch | undefined {
     return this.data.images.ngcPytorch.find((row) => row.tag === tag);
+  }
+
+  /**
+   * The driver branch an NGC container's release notes allow on data-center GPUs ("R470 (>=470.57), R525 (>=525.85)
+   * … on data center GPUs": its CUDA runs there through the cuda-compat package it ships), for one branch: from the
+   * tag's own row where it states them, else from a row of a container of the same month (NVIDIA builds one month's framework containers
+   * on one CUDA base, and their release notes say the same of drivers), which is then the source; for a month no row
+   * has, where the nearest months before and after it both state the branch (their notes said "470.57 (or later
+   * R470)" from 21.11 to 26.04 without a gap), from both. Undefined where no such row states the branch.
+   */
+  ngcDataCenterDriver(
+    repository: string,
+    tag: string,
+    branch: number,
+  ): { readonly minimum: string; readonly row: NgcImage } | undefined {
+    const month = /^\d{2}\.\d{2}(?=-|$)/.exec(tag)?.[0];
+    if (!month) return undefined;
+    const own = this.ngcImage(repository, tag);
+    if (own?.dataCenterDrivers) return statedBranch(own, branch);
+    const months = this.cached('ngcMonths', '', () => {
+      const byMonth = new Map<string, NgcImage[]>();
+      for (const row of this.data.images.ngc) {
+        const at = /^\d{2}\.\d{2}(?=-|$)/.exec(row.tag)?.[0];
+        if (at && row.dataCenterDrivers) byMonth.set(at, [...(byMonth.get(at) ?? []), row]);
+      }
+      return [...byMonth].sort(([a], [b]) => a.localeCompare(b));
+    });
+    const stated = (rows: readonly NgcImage[]) => {
+      for (const row of rows) {
+        const found = statedBranch(row, branch);
+        if (found) return found;
+      }
+      return undefined;
+    };
+    const after = months.findIndex(([at]) => at >= month);
+    if (after >= 0 && months[after]![0] === month) return stated(months[after]![1]);
+    if (after <= 0) return undefined;
+    const [before, next] = [stated(months[after - 1]![1]), stated(months[after]![1])];
+    if (!before || !next) return undefined;
+    return compareDotted(before.minimum, next.minimum) >= 0 ? before : next;
   }
 
   /** An NGC container tag's row (`nvidia/tritonserver`, `23.05-py3`), for repositories other than PyTorch's rows. */

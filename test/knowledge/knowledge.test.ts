@@ -459,3 +459,25 @@ describe('citations', () => {
     expect(cite(kb.minDriver('13.4.1')!.row)).toContain('unverified');
   });
 });
+
+describe('the driver branches an NGC container allows on data-center GPUs', () => {
+  const minimum = (repository: string, tag: string, branch: number) =>
+    kb.ngcDataCenterDriver(repository, tag, branch)?.minimum;
+
+  it("are its own release notes' where its row states them", () => {
+    expect(minimum('nvidia/tritonserver', '24.01-py3', 470)).toBe('470.57');
+    expect(minimum('nvidia/tritonserver', '24.01-py3', 450)).toBeUndefined();
+    expect(minimum('nvidia/pytorch', '21.10-py3', 470)).toBeUndefined(); // R418 to R460 only
+  });
+
+  it("are the same month's containers' for a tag without them, or the months around it where both say so", () => {
+    // PyTorch's 24.01 row has no driver paragraph; the month's other containers' rows have.
+    const sibling = kb.ngcDataCenterDriver('nvidia/pytorch', '24.01-py3', 470)?.row;
+    expect([sibling?.repository, sibling?.tag.slice(0, 5)]).toEqual([expect.not.stringMatching(/pytorch/), '24.01']);
+    // No container of 24.11 is recorded with its notes; 24.10 and 24.12 both allow R470.
+    expect(minimum('nvidia/pytorch', '24.11-py3', 470)).toBe('470.57');
+    // Past the newest month recorded, nothing is said.
+    expect(minimum('nvidia/pytorch', '99.01-py3', 470)).toBeUndefined();
+    expect(minimum('nvidia/pytorch', 'latest', 470)).toBeUndefined();
+  });
+});
