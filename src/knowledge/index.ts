@@ -739,8 +739,8 @@ export class KnowledgeBase {
    * tag's own row where it states them, else from a row of a container of the same month (NVIDIA builds one month's
    * framework containers on one CUDA base, and their release notes say the same of drivers), which is then the
    * source; for a month no row has, where the nearest months before and after it both state the branch (their notes
-   * said "470.57 (or later
-   * R470)" from 21.11 to 26.04 without a gap), from both. Undefined where no such row states the branch.
+   * said "470.57 (or later R470)" from 21.11 to 26.04 without a gap), from both. Undefined where no such row states
+   * the branch.
    */
   ngcDataCenterDriver(
     repository: string,
