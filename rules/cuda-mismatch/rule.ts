@@ -48,6 +48,8 @@ const MESSAGES = {
     '{{subject}} is a CUDA {{found}} build on PyPI, but {{index}} may serve another build of it, so which is installed beside {{target}} (CUDA {{expected}}) is not determined',
   system:
     '{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it',
+  bundledRuntime:
+    "{{subject}} is built for CUDA {{found}} and brings its own CUDA runtime, so the environment's {{target}} (CUDA {{expected}}) is not what it runs on",
   metaPackage:
     '{{meta}} installs builds for CUDA {{found}} ({{others}}) beside those for CUDA {{expected}} ({{matching}}), which {{target}} sets',
   condaSolve:
@@ -88,6 +90,8 @@ export default defineRule({
       "Only PyTorch's own indexes, PyPI and PyPI's public mirrors say which CUDA a torch build is for; another index (a private one, a proxy) may serve any build under this version. Name the build (torch==X+cuYYY with PyTorch's index for that CUDA) to have it checked, or check the index's files by hand.",
     pypiOtherMachine:
       "The knowledge base records which CUDA PyPI's torch wheels are built for on Linux x86_64 only. Pin the build from a PyTorch index (torch==X+cuYYY with --index-url https://download.pytorch.org/whl/cuYYY, which serves aarch64 wheels too) to have it checked.{{evidence}}",
+    bundledRuntime:
+      "pip's CUDA wheels (torch from PyPI or a PyTorch index, the nvidia-*-cu{{foundMajor}} libraries) carry their CUDA libraries and load those, not a conda environment's cudatoolkit, whose CUDA {{expectedMajor}} libraries have other file names: the environment runs where the driver supports CUDA {{found}}, and cudatoolkit is unused by them (PyTorch's maintainers: discuss.pytorch.org/t/103552). A conda package built against cudatoolkit {{expected}} would meet CUDA {{found}} in one process. Remove cudatoolkit, or install the builds for CUDA {{expected}}.{{evidence}}",
     metaPackage:
       "{{meta}} depends on a build for each CUDA major, so all of them are installed; the one for CUDA {{expected}} matches, and the others ({{others}}) are installed beside it without being the build that is loaded for this CUDA. Nothing to fix unless their size or their runtime libraries matter: then install {{matching}} without {{meta}} (or exclude {{others}}, e.g. with uv's override-dependencies). Source: the dependencies the lock records for {{meta}}.",
   },
@@ -294,6 +298,26 @@ interface Mismatch {
   readonly unitFix: readonly TextEdit[] | undefined;
 }
 
+/**
+ * A pip wheel that carries its own CUDA runtime beside a conda environment whose CUDA is set by `cudatoolkit` alone
+ * (a `conda env export` of torch installed by pip, NeMo's voice-agent environment): the wheel loads its own libraries,
+ * so the two CUDAs do not meet in one process unless a conda package built for cudatoolkit is there too.
+ */
+function bundlesRuntime(unit: Unit, claim: CudaClaim, target: CudaClaim): boolean {
+  return (
+    target.package?.ecosystem === 'conda' &&
+    target.package.name === 'cudatoolkit' &&
+    claim.package?.ecosystem === 'pip' &&
+    (claim.kind === 'implied' || PIP_RUNTIME.test(claim.package.name) || TORCH_FAMILY.has(claim.package.name)) &&
+    !unit.claims.some(
+      (other) => other !== target && other.package?.ecosystem === 'conda' && compareClaims(other, target) === 'same',
+    )
+  );
+}
+
+/** pip's CUDA libraries, which torch's wheels load: nvidia-cublas-cu12, nvidia-cuda-runtime-cu12, … */
+const PIP_RUNTIME = /^nvidia-[a-z0-9-]+-cu\d+$/;
+
 function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<MessageId>): void {
   const { unit, claim, target, relation, unitFix } = mismatch;
   const expected = claimCuda(target);
@@ -327,6 +351,18 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
     report({
       messageId: 'otherBuild',
       data: { subject: claim.subject, found, target: target.subject, expected, index: elsewhere.url, evidence },
+      file: claim.file,
+      span: claim.span,
+      severity: 'warning',
+      unverified: isUnverified(claim.record) || isUnverified(target.record),
+      related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
+    });
+    return;
+  }
+  if (bundlesRuntime(unit, claim, target)) {
+    report({
+      messageId: 'bundledRuntime',
+      data: { subject: claim.subject, found, target: target.subject, expected, evidence, ...majors },
       file: claim.file,
       span: claim.span,
       severity: 'warning',

@@ -147,7 +147,7 @@ describe('standard input', () => {
   it('an install of a file the checkout does not have is a notice: for a folder, a file named, standard input', () => {
     const dockerfile = codeBlock`
       FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04
-      RUN git clone https://github.com/example/serving.git && pip install -r serving/requirements.txt
+      RUN pip install -r serving/requirements.txt
     `;
     const dir = repo({ 'svc/Dockerfile': dockerfile });
     const notice =
