@@ -690,7 +690,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
               ? newestTorchClaim(
                   file,
                   pkg,
-                  invocation ? { indexes: invocation.indexes } : undefined,
+                  invocation ? { indexes: invocation.indexes, tool: context?.tool } : undefined,
                   surroundings(),
                   kb,
                 )
