@@ -349,6 +349,42 @@ spec:
     expect(lookalike.containers).toEqual([]);
   });
 
+  it("a Terraform template's document (`%{ for … ~}` lines) is one template, not a YAML error per directive", () => {
+    // GoogleCloudPlatform/ai-on-gke's locust-worker-controller.yaml.tpl, trimmed, with and without a GPU.
+    const template = (gpu: string) =>
+      manifest(codeBlock`
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: locust-worker
+        spec:
+          template:
+            spec:
+              containers:
+                - name: locust-worker
+                  image: \${artifact_registry}/locust-tasks:latest
+                  env:
+        %{ for hugging_face_token_secret in hugging_face_token_secret_list ~}
+                    - name: HUGGINGFACE_TOKEN
+                      valueFrom:
+                        secretKeyRef:
+                          name: hf-key
+                          key: HF_TOKEN
+        %{ endfor ~}
+                  resources:
+                    limits:
+                      ${gpu}
+      `);
+    for (const [gpu, fails] of [
+      ['cpu: 1', false],
+      ['nvidia.com/gpu: 1', true],
+    ] as const) {
+      const file = template(gpu);
+      expect(file.problems).toEqual([]);
+      expect(file.unresolved.map((fact) => [fact.text, fact.fails ?? false])).toEqual([['kind: Deployment', fails]]);
+    }
+  });
+
   it('a Helm template is said to be one, also where YAML reads it, and is not said to ask for no GPU when its blocks come from the chart', () => {
     // pytorch/serve kubernetes/Helm/templates/torchserve.yaml: `image: {{ .Values.image }}` is a YAML flow mapping.
     const unquoted = manifest(codeBlock`
@@ -365,7 +401,11 @@ spec:
                   nvidia.com/gpu: {{ .Values.n_gpu }}
     `);
     expect(unquoted.unresolved.map((fact) => [fact.text, fact.reason, fact.fails])).toEqual([
-      ['kind: Deployment', 'a template (`{{ … }}` placeholders, as Helm, Go and Jinja write them)', true],
+      [
+        'kind: Deployment',
+        'a template (`{{ … }}` placeholders as Helm, Go and Jinja write them, or `%{ … }` directives as Terraform does)',
+        true,
+      ],
     ]);
     // vllm-project/production-stack helm/templates/deployment-vllm-multi.yaml: resources from a helper.
     const included = manifest(codeBlock`
@@ -416,7 +456,11 @@ spec:
       {{- end }}
     `);
     expect(wrapped.unresolved.map((fact) => [fact.text, fact.reason, fact.fails ?? false])).toEqual([
-      ['kind: Deployment', 'a template (`{{ … }}` placeholders, as Helm, Go and Jinja write them)', true],
+      [
+        'kind: Deployment',
+        'a template (`{{ … }}` placeholders as Helm, Go and Jinja write them, or `%{ … }` directives as Terraform does)',
+        true,
+      ],
     ]);
     // NVIDIA/k8s-device-plugin's chart: a preamble of a license comment and an `if` before the first `---` writes
     // nothing and is nothing to check; the DaemonSet after it is said not checked, once.

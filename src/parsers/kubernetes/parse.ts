@@ -133,7 +133,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
       // its containers is guessed at. What a failed document covers runs to the next one: its range may stop where
       // YAML gave up (a chart's `{{- if .Values.enabled }}` first line ends it there).
       const through = list[i + 1]?.range?.[0] ?? text.length;
-      if (body.includes('{{')) templateNotChecked(sink, text.slice(start, Math.max(end, through)), start, text);
+      if (isTemplate(body)) templateNotChecked(sink, text.slice(start, Math.max(end, through)), start, text);
       else for (const error of doc.errors) sink.problems.push(yamlProblem(error, text));
       continue;
     }
@@ -168,7 +168,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
           text,
           true,
         );
-      else if (body.includes('{{')) templateNotChecked(sink, body, start, text);
+      else if (isTemplate(body)) templateNotChecked(sink, body, start, text);
       else
         notChecked(
           sink,
@@ -436,7 +436,16 @@ function whereTheImageIs(body: string, path: string, index: ServingIndex | undef
 }
 
 /**
- * A template's document (Helm, Go or Jinja `{{ … }}`), not read until rendered: said not checked, failing closed
+ * Whether a document is a template's: Helm's, Go's or Jinja's `{{ … }}`, or a line of Terraform's template directives
+ * (`%{ for … ~}`, `%{ endif }`: developer.hashicorp.com/terraform/language/expressions/strings#directives), which
+ * `templatefile()` renders.
+ */
+function isTemplate(body: string): boolean {
+  return body.includes('{{') || /^[ \t]*%\{/m.test(body);
+}
+
+/**
+ * A template's document (Helm, Go or Jinja `{{ … }}`, Terraform `%{ … }`), not read until rendered: said not checked, failing closed
  * where it asks for GPUs. Where blocks come from the chart (`{{ include … }}`, `{{ toYaml .Values.resources |
  * nindent 12 }}`), its GPU request may be among them: said so, rather than that it asks for none.
  */
@@ -453,7 +462,7 @@ function templateNotChecked(sink: FactSink, body: string, start: number, text: s
     start,
     blocks
       ? "a template (`{{ … }}` placeholders, as Helm, Go and Jinja write them) whose blocks come from the chart, so whether it asks for NVIDIA GPUs is only known once rendered: check the rendered output (`helm template`, or the templating tool's)"
-      : 'a template (`{{ … }}` placeholders, as Helm, Go and Jinja write them)',
+      : 'a template (`{{ … }}` placeholders as Helm, Go and Jinja write them, or `%{ … }` directives as Terraform does)',
     text,
     gpu,
     blocks,
