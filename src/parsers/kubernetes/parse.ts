@@ -445,9 +445,9 @@ function isTemplate(body: string): boolean {
 }
 
 /**
- * A template's document (Helm, Go or Jinja `{{ … }}`, Terraform `%{ … }`), not read until rendered: said not checked, failing closed
- * where it asks for GPUs. Where blocks come from the chart (`{{ include … }}`, `{{ toYaml .Values.resources |
- * nindent 12 }}`), its GPU request may be among them: said so, rather than that it asks for none.
+ * A template's document (Helm, Go or Jinja `{{ … }}`, Terraform `%{ … }`), not read until rendered: said not
+ * checked, failing closed where it asks for GPUs. Where blocks come from the chart (`{{ include … }}`, `{{ toYaml
+ * .Values.resources | nindent 12 }}`), its GPU request may be among them: said so, rather than that it asks for none.
  */
 function templateNotChecked(sink: FactSink, body: string, start: number, text: string): void {
   // A kind that holds no pod (a ServiceAccount, a ConfigMap, a ClusterRole) is nothing to check, rendered or not; nor
