@@ -584,7 +584,7 @@ describe('the drift sweep', () => {
         FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04
         COPY requirements-serve.txt /app/
         RUN pip install -r /app/requirements-serve.txt
-        RUN git clone https://github.com/IDEA-Research/GroundingDINO.git && pip install -r GroundingDINO/requirements.txt
+        RUN pip install -r /app/requirements-gpu.txt
       `,
       'requirements-serve.txt': 'numpy==1.26.4\n',
     });
@@ -603,7 +603,7 @@ describe('the drift sweep', () => {
       [
         4,
         'notice',
-        expect.stringContaining('GroundingDINO/requirements.txt is installed here, but no file of the repository'),
+        expect.stringContaining('/app/requirements-gpu.txt is installed here, but no COPY of the stage brings it'),
       ],
     ]);
   });
