@@ -344,33 +344,22 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
     : '';
   const majors = { foundMajor: found.split('.')[0]!, expectedMajor: expected.split('.')[0]! };
   const evidence = claim.record ? ` Fact: ${cite(claim.record)}.` : '';
+  /** A mismatch that is no certain failure: a warning at the claim, the target's line related. */
+  const warn = (messageId: 'otherBuild' | 'bundledRuntime', data: Record<string, string>) =>
+    report({
+      messageId,
+      data: { subject: claim.subject, found, target: target.subject, expected, evidence, ...data },
+      file: claim.file,
+      span: claim.span,
+      severity: 'warning',
+      unverified: isUnverified(claim.record) || isUnverified(target.record),
+      related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
+    });
   const elsewhere = otherSource(unit, claim);
-  if (elsewhere) {
-    // onnxruntime-gpu==1.18.0 is a CUDA 11.8 build on PyPI and a CUDA 12 build on ORT's CUDA-12 feed: with both
-    // indexes pip takes either (it has no priority between indexes), so the build is not a fact to gate on.
-    report({
-      messageId: 'otherBuild',
-      data: { subject: claim.subject, found, target: target.subject, expected, index: elsewhere.url, evidence },
-      file: claim.file,
-      span: claim.span,
-      severity: 'warning',
-      unverified: isUnverified(claim.record) || isUnverified(target.record),
-      related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
-    });
-    return;
-  }
-  if (bundlesRuntime(unit, claim, target)) {
-    report({
-      messageId: 'bundledRuntime',
-      data: { subject: claim.subject, found, target: target.subject, expected, evidence, ...majors },
-      file: claim.file,
-      span: claim.span,
-      severity: 'warning',
-      unverified: isUnverified(claim.record) || isUnverified(target.record),
-      related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
-    });
-    return;
-  }
+  // onnxruntime-gpu==1.18.0 is a CUDA 11.8 build on PyPI and a CUDA 12 build on ORT's CUDA-12 feed: with both
+  // indexes pip takes either (it has no priority between indexes), so the build is not a fact to gate on.
+  if (elsewhere) return warn('otherBuild', { index: elsewhere.url });
+  if (bundlesRuntime(unit, claim, target)) return warn('bundledRuntime', majors);
   const unsolvable = condaExcludes(claim, target);
   report({
     messageId: unsolvable ? 'condaSolve' : mismatchMessage(claim, relation),

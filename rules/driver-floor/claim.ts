@@ -99,13 +99,11 @@ export function checkClaim(
       return true;
     }
     // NGC release notes allow older data-center branches than NVIDIA's forward-compatibility table lists today
-    // (24.01 to 25.06: "470.57 (or later R470) … on data center GPUs", where the table for CUDA 12.3 and later lists
-    // R535 on): two NVIDIA sources disagree, so it is no certain failure, and no certain run either (a warning). Not
-    // for a CUDA 13 container: those notes repeat the CUDA 12 paragraph (25.10's "CUDA 13.0.2 which requires NVIDIA
-    // Driver release 575", "not forward-compatible with CUDA 12.6"), and the table for 13.x is NVIDIA's word.
+    // ("470.57 (or later R470) … on data center GPUs" for CUDA 12.3 containers, where the table lists R535 on): two
+    // NVIDIA sources disagree, so it is no certain failure, and no certain run either (a warning).
     const notes =
-      compat && forwardCompat !== false && major === 12 && claim.kind === 'image' && claim.image?.registry === 'nvcr.io'
-        ? kb.ngcDataCenterDriver(claim.image.repository, claim.image.tag ?? '', branch)
+      compat && forwardCompat !== false && claim.kind === 'image' && claim.image?.registry === 'nvcr.io'
+        ? kb.ngcDataCenterDriver(claim.image.repository, claim.image.tag ?? '', major, branch)
         : undefined;
     if (notes && compareDotted(fleet, notes.minimum) >= 0) {
       report({

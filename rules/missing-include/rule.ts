@@ -59,15 +59,16 @@ export default defineRule({
         const how = image
           ? 'docker build stops at the COPY (or pip at `-r`) with "file not found"'
           : 'pip stops with "Could not open requirements file"';
-        const gone = candidates.find((path) => removed.has(path));
+        // A clone's revision may still have what the change deletes from the checkout.
+        const gone = include.cloned ? undefined : candidates.find((path) => removed.has(path));
         if (gone) {
           report({ messageId: 'deleted', data: { target: gone, how }, file, span: include.span });
           continue;
         }
         // A target by its web address has its own notice (parse-error), and a file only known as missing is said
         // to be missing: a path the caller cannot answer for (a read cut short) is reported as not read.
-        // A clone's file is no file of the repository, whatever the repository has.
-        if (!fileExists && !include.cloned) continue;
+        // A clone's file with no candidate in the repository (a bare name, an absolute path) needs no answer.
+        if (!fileExists && !(include.cloned && candidates.length === 0)) continue;
         if (/^[a-z][a-z0-9+.-]*:\/\//i.test(include.target.replace(/^file:(?!\/\/)/i, ''))) continue;
         if (include.kind === 'dockerfile' && candidates.length === 0) continue;
         if (!candidates.every((path) => fileExists?.(path) === false)) continue;
@@ -76,12 +77,12 @@ export default defineRule({
             ? `${candidates.slice(0, SHOWN).join(', ')} and ${candidates.length - SHOWN} more`
             : candidates.join(', ');
         const where = include.cloned
-          ? `it is a file of the clone of ${include.cloned}`
+          ? `it is a file of the clone of ${include.cloned.url}`
           : candidates.length === 0
             ? 'no COPY of the stage brings it from the build context'
             : `no file of the repository is there (looked for ${looked})`;
         const from = include.cloned
-          ? `the clone of ${include.cloned}`
+          ? `the clone of ${include.cloned.url}`
           : image
             ? 'a download or a clone in an earlier step, a file the base image has, or a file the build makes'
             : 'a file a build step makes or downloads';

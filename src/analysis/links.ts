@@ -22,10 +22,15 @@ export function includeCandidates(file: ParsedFile, include: IncludeFact): strin
 
   const stage = file.contexts[include.context]?.stage ?? 0;
   const contexts = contextDirectories(base);
-  // A file of a folder the stage cloned is the clone's, not the repository's: no COPY brought it (one of a file of the
-  // same name elsewhere would match it by name), and after a `cd` into the clone a relative path is not the build
-  // context's. Even a Dockerfile that clones its own repository installs the clone's revision, not the checkout's.
-  if (include.cloned) return [];
+  // A file of a folder the stage cloned is the clone's: no COPY brought it (one of a file of the same name elsewhere
+  // would match it by name), and after a `cd` into the clone a relative path is not the build context's. A Dockerfile
+  // may clone its own repository (aibrix's, ColossalAI's): the file at the same path below a folder of the build
+  // context (`python/aibrix_kvcache/requirements/build.txt`) is that repository's, as no other repository's path is
+  // likely to be; a bare name (`requirements.txt`, which apex's clone has as the checkout does) says nothing.
+  if (include.cloned)
+    return include.cloned.path.includes('/')
+      ? unique(contexts.map((context) => joinRepo(context, include.cloned!.path)))
+      : [];
   const candidates: (string | undefined)[] = [];
   for (const relative of CopyIndex.of(file).sourcesOf(stage, target))
     for (const context of contexts) candidates.push(joinRepo(context, relative));

@@ -690,7 +690,17 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
               ? newestTorchClaim(
                   file,
                   pkg,
-                  invocation ? { indexes: invocation.indexes, tool: context?.tool } : undefined,
+                  invocation
+                    ? {
+                        indexes: invocation.indexes,
+                        // uv's first-index strategy, unless the install compares indexes as pip does.
+                        firstIndex:
+                          context?.tool === 'uv' &&
+                          !file.options.some(
+                            (option) => option.name === 'unsafe-best-match' && option.context === pkg.context,
+                          ),
+                      }
+                    : undefined,
                   surroundings(),
                   kb,
                 )

@@ -134,7 +134,7 @@ export function unitPythons(around: Surroundings, kb: KnowledgeBase): readonly s
 export function newestTorchClaim(
   file: ParsedFile,
   pkg: PackageFact,
-  install: { readonly indexes: readonly IndexFact[]; readonly tool?: string | undefined } | undefined,
+  install: { readonly indexes: readonly IndexFact[]; readonly firstIndex?: boolean } | undefined,
   around: Surroundings,
   kb: KnowledgeBase,
 ): CudaClaim | undefined {
@@ -144,8 +144,8 @@ export function newestTorchClaim(
   if (indexes.some((index) => index.kind === 'index-url' || index.kind === 'find-links')) return undefined;
   // uv's default strategy (first-index) takes a package from the first index that has it, its extra indexes before
   // the default one (docs.astral.sh/uv/concepts/indexes, "Searching across multiple indexes"): a PyTorch index
-  // decides, whatever release PyPI has.
-  if (install?.tool === 'uv' && indexes.some((index) => isPytorchIndex(index.url))) return undefined;
+  // decides, whatever release PyPI has. (`--index-strategy unsafe-best-match` compares them as pip does.)
+  if (install?.firstIndex && indexes.some((index) => isPytorchIndex(index.url))) return undefined;
   const { versions: pythons, described } = pythonsAround(around, kb);
   const picks = pythons.map((python) => kb.newestTorchFor(pkg.specifier.replace(/\s+/g, ''), python));
   if (picks.some((pick) => !pick?.pypiDefault)) return undefined;

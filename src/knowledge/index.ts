@@ -5,6 +5,7 @@
 import { Answers } from '../util/memo.js';
 import { cudaFromTag, minorOf, parseCuda, publicVersion, tagFromCuda } from './versions.js';
 import { compareDotted } from '../util/dotted.js';
+import { groupBy } from '../util/collections.js';
 import companionsData from './data/companions.json' with { type: 'json' };
 import condaData from './data/conda.json' with { type: 'json' };
 import cudaDriversData from './data/cuda-drivers.json' with { type: 'json' };
@@ -150,6 +151,11 @@ export interface ReleaseLine {
   readonly newest: string | undefined;
   /** `2.5` → `2.5.1`: the newest known version of each minor. */
   readonly newestOfMinor: ReadonlyMap<string, string>;
+}
+
+/** The month of an NGC container's tag (`24.01` of `24.01-py3`), or undefined for a tag without one. */
+function ngcMonth(tag: string): string | undefined {
+  return /^\d{2}\.\d{2}(?=-|$)/.exec(tag)?.[0];
 }
 
 /** The minimum an NGC row's release notes state for a driver branch on data-center GPUs ("R470 (>=470.57)"). */
@@ -734,38 +740,34 @@ export class KnowledgeBase {
   }
 
   /**
-   * The driver branch an NGC container's release notes allow on data-center GPUs ("R470 (>=470.57), R525 (>=525.85)
-   * … on data center GPUs": its CUDA runs there through the cuda-compat package it ships), for one branch: from the
-   * tag's own row where it states them, else from a row of a container of the same month (NVIDIA builds one month's
-   * framework containers on one CUDA base, and their release notes say the same of drivers), which is then the
-   * source; for a month no row has, where the nearest months before and after it both state the branch (their notes
-   * said "470.57 (or later R470)" from 21.11 to 26.04 without a gap), from both. Undefined where no such row states
-   * the branch.
+   * The driver branch an NGC container of CUDA `major` may run on through the cuda-compat package it ships, as its
+   * release notes say ("you can use NVIDIA driver release 470.57 (or later R470), … on a data center GPU"), for one
+   * branch: from the tag's own row where it states them, else from the rows of the same month's containers of that
+   * CUDA major (NVIDIA builds one month's framework containers on one CUDA base, and their notes say the same of
+   * drivers), else, for a month no row has, where the nearest months before and after it both state the branch
+   * (their notes said "470.57 (or later R470)" from 21.11 to 26.04 without a gap). Never for CUDA 13 and later: those
+   * notes repeat the CUDA 12 paragraph (25.10's "based on CUDA 13.0.2 which requires NVIDIA Driver release 575", "not
+   * forward-compatible with CUDA 12.6"), so the forward-compatibility table is NVIDIA's word there.
    */
   ngcDataCenterDriver(
     repository: string,
     tag: string,
+    major: number,
     branch: number,
   ): { readonly minimum: string; readonly row: NgcImage } | undefined {
-    const month = /^\d{2}\.\d{2}(?=-|$)/.exec(tag)?.[0];
-    if (!month) return undefined;
+    const month = ngcMonth(tag);
+    if (!month || major >= 13) return undefined;
     const own = this.ngcImage(repository, tag);
     if (own?.dataCenterDrivers) return statedBranch(own, branch);
-    const months = this.cached('ngcMonths', '', () => {
-      const byMonth = new Map<string, NgcImage[]>();
-      for (const row of this.data.images.ngc) {
-        const at = /^\d{2}\.\d{2}(?=-|$)/.exec(row.tag)?.[0];
-        if (at && row.dataCenterDrivers) byMonth.set(at, [...(byMonth.get(at) ?? []), row]);
-      }
-      return [...byMonth].sort(([a], [b]) => a.localeCompare(b));
-    });
-    const stated = (rows: readonly NgcImage[]) => {
-      for (const row of rows) {
-        const found = statedBranch(row, branch);
-        if (found) return found;
-      }
-      return undefined;
-    };
+    const months = this.cached('ngcMonths', String(major), () =>
+      [
+        ...groupBy(this.data.images.ngc, (row) =>
+          row.dataCenterDrivers && row.cuda && cudaMajorOf(row.cuda) === major ? ngcMonth(row.tag) : undefined,
+        ),
+      ].sort(([a], [b]) => a.localeCompare(b)),
+    );
+    const stated = (rows: readonly NgcImage[]) =>
+      rows.map((row) => statedBranch(row, branch)).find((found) => found !== undefined);
     const after = months.findIndex(([at]) => at >= month);
     if (after >= 0 && months[after]![0] === month) return stated(months[after]![1]);
     if (after <= 0) return undefined;

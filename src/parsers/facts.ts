@@ -146,10 +146,11 @@ export interface IncludeFact extends Spanned {
    */
   readonly exported?: boolean;
   /**
-   * The repository a RUN of the Dockerfile's stage clones the file's folder from (`git clone URL tool && pip install -r
-   * tool/requirements.txt`): the file is the clone's, never one a COPY of the build context brought.
+   * The repository a RUN of the Dockerfile's stage clones the file's folder from, and the file's path inside the clone
+   * (`git clone URL tool && pip install -r tool/requirements.txt`: `requirements.txt`). The file is the clone's,
+   * never one a COPY of the build context brought.
    */
-  readonly cloned?: string;
+  readonly cloned?: { readonly url: string; readonly path: string };
 }
 
 export interface VersionClause {
@@ -512,9 +513,9 @@ export class FactSink {
     this.replaceInclude(context, fact, { ...fact, exported: true });
   }
 
-  /** The include names a file in a folder the stage cloned from `url` (IncludeFact.cloned). */
-  markCloned(context: ContextDraft, fact: IncludeFact, url: string): void {
-    this.replaceInclude(context, fact, { ...fact, cloned: url });
+  /** The include names a file in a folder the stage cloned (IncludeFact.cloned). */
+  markCloned(context: ContextDraft, fact: IncludeFact, cloned: NonNullable<IncludeFact['cloned']>): void {
+    this.replaceInclude(context, fact, { ...fact, cloned });
   }
 
   /** An include, in the file's list and in its context's, replaced by another or (undefined) taken out. */

@@ -461,23 +461,30 @@ describe('citations', () => {
 });
 
 describe('the driver branches an NGC container allows on data-center GPUs', () => {
-  const minimum = (repository: string, tag: string, branch: number) =>
-    kb.ngcDataCenterDriver(repository, tag, branch)?.minimum;
+  const minimum = (repository: string, tag: string, major: number, branch: number) =>
+    kb.ngcDataCenterDriver(repository, tag, major, branch)?.minimum;
 
   it("are its own release notes' where its row states them", () => {
-    expect(minimum('nvidia/tritonserver', '24.01-py3', 470)).toBe('470.57');
-    expect(minimum('nvidia/tritonserver', '24.01-py3', 450)).toBeUndefined();
-    expect(minimum('nvidia/pytorch', '21.10-py3', 470)).toBeUndefined(); // R418 to R460 only
+    expect(minimum('nvidia/tritonserver', '24.01-py3', 12, 470)).toBe('470.57');
+    expect(minimum('nvidia/tritonserver', '24.01-py3', 12, 450)).toBeUndefined();
+    expect(minimum('nvidia/pytorch', '21.10-py3', 11, 470)).toBeUndefined(); // R418 to R460 only
+    expect(minimum('nvidia/pytorch', '21.10-py3', 11, 440)).toBe('440.33');
   });
 
-  it("are the same month's containers' for a tag without them, or the months around it where both say so", () => {
+  it("are the same month's containers' of the CUDA major for a tag without them, or the months around it", () => {
     // PyTorch's 24.01 row has no driver paragraph; the month's other containers' rows have.
-    const sibling = kb.ngcDataCenterDriver('nvidia/pytorch', '24.01-py3', 470)?.row;
+    const sibling = kb.ngcDataCenterDriver('nvidia/pytorch', '24.01-py3', 12, 470)?.row;
     expect([sibling?.repository, sibling?.tag.slice(0, 5)]).toEqual([expect.not.stringMatching(/pytorch/), '24.01']);
     // No container of 24.11 is recorded with its notes; 24.10 and 24.12 both allow R470.
-    expect(minimum('nvidia/pytorch', '24.11-py3', 470)).toBe('470.57');
-    // Past the newest month recorded, nothing is said.
-    expect(minimum('nvidia/pytorch', '99.01-py3', 470)).toBeUndefined();
-    expect(minimum('nvidia/pytorch', 'latest', 470)).toBeUndefined();
+    expect(minimum('nvidia/pytorch', '24.11-py3', 12, 470)).toBe('470.57');
+    // Past the newest month recorded, or a tag without a month, nothing is said.
+    expect(minimum('nvidia/pytorch', '99.01-py3', 12, 470)).toBeUndefined();
+    expect(minimum('nvidia/pytorch', 'latest', 12, 470)).toBeUndefined();
+  });
+
+  it('are never read for a CUDA 13 container, whose notes repeat the CUDA 12 paragraph', () => {
+    expect(kb.ngcImage('nvidia/tritonserver', '25.10-py3')?.dataCenterDrivers).toContain('R470');
+    expect(minimum('nvidia/tritonserver', '25.10-py3', 13, 470)).toBeUndefined();
+    expect(minimum('nvidia/pytorch', '25.12-py3', 13, 535)).toBeUndefined();
   });
 });

@@ -7,7 +7,7 @@ import { codeBlock } from '../support/code-block.js';
 /** Each include of a Dockerfile at `docker/Dockerfile`: its target, the clone it is in, and its candidates. */
 function includes(text: string) {
   const file = parseDockerfile('docker/Dockerfile', text);
-  return file.includes.map((include) => [include.target, include.cloned, includeCandidates(file, include)]);
+  return file.includes.map((include) => [include.target, include.cloned?.url, includeCandidates(file, include)]);
 }
 
 describe('a file of a folder a RUN clones', () => {
@@ -25,6 +25,25 @@ describe('a file of a folder a RUN clones', () => {
     ]);
   });
 
+  it("is the build context's file at its path inside the clone where that path has a folder (a clone of its own repository)", () => {
+    // vllm-project/aibrix's build/container/Dockerfile.vllm.
+    expect(
+      includes(codeBlock`
+        FROM python:3.12
+        ARG AIBRIX_REPO=https://github.com/vllm-project/aibrix
+        RUN git clone \${AIBRIX_REPO} /tmp/aibrix && cd /tmp/aibrix && git checkout v0.7.0
+        RUN cd /tmp/aibrix && pip install -r python/aibrix_kvcache/requirements/build.txt -r requirements.txt
+      `),
+    ).toEqual([
+      [
+        'python/aibrix_kvcache/requirements/build.txt',
+        'https://github.com/vllm-project/aibrix',
+        ['docker/python/aibrix_kvcache/requirements/build.txt', 'python/aibrix_kvcache/requirements/build.txt'],
+      ],
+      ['requirements.txt', 'https://github.com/vllm-project/aibrix', []],
+    ]);
+  });
+
   it('is found through git options, a directory named, `git -C`, a `cd` into it and a later RUN of the stage', () => {
     const cloned = (text: string) => includes(text).map(([target, url]) => [target, url]);
     expect(
@@ -35,7 +54,8 @@ describe('a file of a folder a RUN clones', () => {
         RUN git clone https://example.com/org/app.git app-src
         RUN cd app-src && pip install -r requirements.txt
         RUN cd app-src && cd .. && pip install -r requirements.txt
-        RUN git clone https://example.com/org/named.git -- checkout && cd checkout/sub && pip install -r ../requirements.txt
+        RUN git clone https://example.com/org/named.git -- checkout && cd -P checkout/sub && pip install -r ../requirements.txt
+        RUN git clone https://github.com/conda-forge/cuda-feedstock.git && pip install -r cuda-feedstock/requirements.txt
       `),
     ).toEqual([
       ['/opt/tool/requirements.txt', 'https://example.com/org/tool.git'],
@@ -43,10 +63,11 @@ describe('a file of a folder a RUN clones', () => {
       ['requirements.txt', 'https://example.com/org/app.git'],
       ['requirements.txt', undefined],
       ['../requirements.txt', 'https://example.com/org/named.git'],
+      ['cuda-feedstock/requirements.txt', 'https://github.com/conda-forge/cuda-feedstock.git'],
     ]);
   });
 
-  it('is not a file the build context has, nor one of a clone the shell decides, nor one of another stage', () => {
+  it('is not a file the build context has, of a clone the shell decides, of another stage, or after a cd the shell decides', () => {
     expect(
       includes(codeBlock`
         FROM python:3.11 AS tools
@@ -57,11 +78,14 @@ describe('a file of a folder a RUN clones', () => {
         ARG REPO
         RUN git clone $REPO src && pip install -r src/requirements.txt
         RUN git log --oneline && pip install -r log/requirements.txt
+        RUN git clone https://example.com/org/app.git app && cd "$HOME" && pip install -r app/requirements.txt
       `).map(([target, url]) => [target, url]),
     ).toEqual([
       ['tool/requirements.txt', undefined],
       ['src/requirements.txt', undefined],
       ['log/requirements.txt', undefined],
+      // After a `cd` the shell decides, a relative path may be anywhere.
+      ['app/requirements.txt', undefined],
     ]);
   });
 });

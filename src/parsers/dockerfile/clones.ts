@@ -35,8 +35,9 @@ const CLONE_VALUES: ReadonlySet<string> = new Set([
   '--revision',
 ]);
 
-/** `git` options before the command whose value is the next word (git-scm.com/docs/git). */
-const GIT_VALUES: ReadonlySet<string> = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path']);
+/** `git` options before the command whose value may be the next word (git-scm.com/docs/git; `--exec-path` takes
+ * its value only with `=`). */
+const GIT_VALUES: ReadonlySet<string> = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace']);
 
 export interface Clone {
   /** The repository as written. */
@@ -93,9 +94,11 @@ function humanish(url: string): string {
   return trimmed.slice(Math.max(trimmed.lastIndexOf('/'), trimmed.lastIndexOf(':')) + 1);
 }
 
+/** A folder's path without `.`, `..` and a trailing slash: '' for the working directory itself, '/' for the root. */
 function normalFolder(path: string): string {
-  const normal = posix.normalize(path).replace(/\/+$/, '');
-  return normal === '.' ? '' : normal.replace(/^\.\//, '');
+  const normal = posix.normalize(path);
+  if (normal === '/' || normal === '.' || normal === './') return normal === '/' ? '/' : '';
+  return normal.replace(/\/+$/, '').replace(/^\.\//, '');
 }
 
 /**
@@ -104,8 +107,11 @@ function normalFolder(path: string): string {
  */
 export class Clones {
   private readonly byStage = new Map<number, Clone[]>();
-  /** The RUN's working directory relative to the instruction's (`cd tool`), '' where it has not moved. */
-  private cwd = '';
+  /**
+   * The RUN's working directory relative to the instruction's (`cd tool`), '' where it has not moved, undefined where
+   * the shell decides it (`cd "$DIR"`, `cd` alone: the home folder, `cd -`).
+   */
+  private cwd: string | undefined = '';
 
   /** A new RUN starts in the stage's working directory. */
   startRun(): void {
@@ -113,24 +119,35 @@ export class Clones {
   }
 
   add(stage: number, clone: Clone): void {
-    const folder = posix.isAbsolute(clone.folder) ? clone.folder : normalFolder(posix.join(this.cwd, clone.folder));
+    const folder = this.resolve(clone.folder);
+    if (folder === undefined) return;
     let list = this.byStage.get(stage);
     if (!list) this.byStage.set(stage, (list = []));
     list.push({ url: clone.url, folder });
   }
 
-  /** `cd DIR`: where the RUN's next commands run (`cd` alone, `cd -` or a variable: back to not knowing). */
-  cd(directory: string | undefined): void {
-    if (directory === undefined || directory === '-' || /[$`~]/.test(directory)) this.cwd = '';
-    else
-      this.cwd = posix.isAbsolute(directory) ? normalFolder(directory) : normalFolder(posix.join(this.cwd, directory));
+  /** `cd [-L|-P] DIR`: where the RUN's next commands run. */
+  cd(words: readonly string[]): void {
+    const directory = words.slice(1).find((word) => !/^-[LPe@]+$/.test(word));
+    this.cwd = directory === undefined || directory === '-' ? undefined : this.resolve(directory);
   }
 
-  /** The clone of the stage a path an install names lies in (after the RUN's `cd`), or undefined. */
-  cloneOf(stage: number, target: string): Clone | undefined {
+  /**
+   * The clone of the stage a path an install names lies in (after the RUN's `cd`), with the path inside it, or
+   * undefined.
+   */
+  cloneOf(stage: number, target: string): { readonly url: string; readonly path: string } | undefined {
     const list = this.byStage.get(stage);
-    if (!list || /[$`]/.test(target)) return undefined;
-    const path = posix.isAbsolute(target) ? posix.normalize(target) : normalFolder(posix.join(this.cwd, target));
-    return list.find((clone) => clone.folder !== '' && path.startsWith(`${clone.folder}/`));
+    const path = list && this.resolve(target);
+    if (path === undefined) return undefined;
+    const clone = list!.find((entry) => entry.folder !== '' && path.startsWith(`${entry.folder}/`));
+    return clone && { url: clone.url, path: path.slice(clone.folder.length + 1) };
+  }
+
+  /** A path as the RUN's commands name it, from the instruction's working directory; undefined where not known. */
+  private resolve(path: string): string | undefined {
+    if (/[$`~]/.test(path)) return undefined;
+    if (posix.isAbsolute(path)) return normalFolder(path);
+    return this.cwd === undefined ? undefined : normalFolder(posix.join(this.cwd, path));
   }
 }

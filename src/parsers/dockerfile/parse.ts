@@ -469,7 +469,23 @@ const FOREIGN_FRONTEND =
 /** Words that tie a file to a GPU build. */
 const CUDA_WORDS = /cuda|nvidia|torch/i;
 
-const SCRIPT_RUNNERS = new Set(['bash', 'sh', '/bin/bash', '/bin/sh', '/usr/bin/env']);
+const SCRIPT_RUNNERS = new Set(['bash', 'sh', '/bin/bash', '/bin/sh']);
+
+/**
+ * Whether the words before a RUN's here-document run it as a script: none (BuildKit runs it with the shell), or a
+ * shell with its options (`bash -ex`, `/bin/bash -e -o pipefail`, `/usr/bin/env bash -e`), which reads the script
+ * from standard input. Any other command reads the body as its input (`pip install -r /dev/stdin`, `cat > FILE`).
+ */
+function runsScript(words: readonly string[]): boolean {
+  const [first, ...rest] = words;
+  if (first === undefined) return true;
+  const [shell, ...options] = first === '/usr/bin/env' || first === 'env' ? rest : [first, ...rest];
+  return (
+    shell !== undefined &&
+    SCRIPT_RUNNERS.has(shell) &&
+    options.every((word, i) => /^[-+][a-zA-Z]+$/.test(word) || /^-[a-zA-Z]*o$/.test(options[i - 1] ?? ''))
+  );
+}
 
 function recordRun(
   { sink, source, escape, exports, inline, clones }: Reading,
@@ -494,8 +510,7 @@ function recordRun(
       .trim()
       .split(/\s+/)
       .filter((word) => word && !word.startsWith('--'));
-    const isScript =
-      beforeHeredoc.length === 0 || (beforeHeredoc.length === 1 && SCRIPT_RUNNERS.has(beforeHeredoc[0]!));
+    const isScript = runsScript(beforeHeredoc);
     const bodyStart = firstLineEnd + 1;
     const terminatorAt = heredocEnd(text, bodyStart, span.end, heredoc[1] === '-', heredoc[3]!);
     const bodyEnd = terminatorAt ?? span.end;
@@ -533,12 +548,11 @@ function recordRun(
         (!heredoc || heredocInput)
           ? dropRunFlags(command)
           : command;
-      if (words[0]?.text === 'cd') clones.cd(words[1]?.text);
-      if (!mayInstall(words)) {
-        const clone = words.length > 2 && words.some((word) => word.text === 'clone') ? cloneOf(words) : undefined;
-        if (clone) clones.add(stage, clone);
-        continue;
-      }
+      if (words[0]?.text === 'cd') clones.cd(words.map((word) => word.text));
+      // Before the install readers: a clone's address may name pip or conda (`git clone …/conda-forge/…`).
+      const clone = words.length > 2 && words.some((word) => word.text === 'clone') ? cloneOf(words) : undefined;
+      if (clone) clones.add(stage, clone);
+      if (clone || !mayInstall(words)) continue;
       const before = sink.contexts.length;
       if (pip?.configure(words)) continue;
       const lock = lockExport(words);
@@ -553,7 +567,7 @@ function recordRun(
       for (const context of sink.contexts.slice(before))
         for (const include of [...context.includes]) {
           const clone = clones.cloneOf(stage, include.target);
-          if (clone) sink.markCloned(context, include, clone.url);
+          if (clone) sink.markCloned(context, include, clone);
         }
       // `-r /dev/stdin <<EOF`, or `-r` of a file a here-document of this stage wrote: its lines are read here.
       for (const context of sink.contexts.slice(before))
