@@ -335,7 +335,10 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
     : undefined;
   // torch 2.6.0+cu124 under a CUDA 12.8 image: 2.6.0 has no cu128 build, so the options are another build of the
   // same version or the nearest release that has one, moved with its companions.
-  const options = !edits && !copied && target.precision === 'minor' ? torchOptions(unit, claim, expected, kb) : [];
+  const options =
+    !edits && !copied && target.precision === 'minor'
+      ? [...torchOptions(unit, claim, expected, kb), ...olderIndexOption(unit, claim, expected, kb)]
+      : [];
   const implied = claim.kind === 'implied';
   const how = implied
     ? claim.package && !claim.index
@@ -483,11 +486,10 @@ function olderMinor(found: string, expected: string): boolean {
 function pinAdvice(expected: string, kb: KnowledgeBase): string {
   const tag = tagFromCuda(expected);
   const index = (t: string) => `--index-url https://download.pytorch.org/whl/${t}`;
-  const tags = publishedTags(kb);
-  if (tags.has(tag))
+  if (kb.publishesTorchBuild(tag))
     return `Pin torch to a release with a CUDA ${expected} build, from the index that serves it (torch==X+${tag} with ${index(tag)}).`;
   const major = expected.split('.')[0]!;
-  const nearest = [...tags]
+  const nearest = [...new Set(kb.torchReleases().flatMap((release) => [...kb.torchBuilds(release)]))]
     .map((t) => cudaFromTag(t))
     .filter((cuda): cuda is string => cuda !== undefined && cuda.split('.')[0] === major)
     .sort((a, b) => Math.abs(minorNumber(a) - minorNumber(expected)) - Math.abs(minorNumber(b) - minorNumber(expected)))
@@ -495,15 +497,6 @@ function pinAdvice(expected: string, kb: KnowledgeBase): string {
     .sort((a, b) => minorNumber(a) - minorNumber(b));
   return `PyTorch publishes no CUDA ${expected} build: move the image to a CUDA it builds for${nearest.length ? ` (the nearest: CUDA ${nearest.join(' or ')})` : ''}, and pin torch to that build from its index (torch==X+cuYYY with ${index('cuYYY')}).`;
 }
-
-/** Every build tag PyTorch publishes for some release (cu121, cu124, …), once per knowledge base. */
-function publishedTags(kb: KnowledgeBase): ReadonlySet<string> {
-  let tags = PUBLISHED.get(kb);
-  if (!tags) PUBLISHED.set(kb, (tags = new Set(kb.torchReleases().flatMap((release) => [...kb.torchBuilds(release)]))));
-  return tags;
-}
-
-const PUBLISHED = new WeakMap<KnowledgeBase, ReadonlySet<string>>();
 
 function minorNumber(cuda: string): number {
   return Number(cuda.split('.')[1] ?? 0);
@@ -569,6 +562,32 @@ function reportFloor(unit: Unit, claim: CudaClaim, target: CudaClaim, report: Re
       ? { suggestions: [{ title: `Require CUDA ${expected.split('.')[0]} on the machines`, safety: 'unsafe', edits }] }
       : {}),
   });
+}
+
+/**
+ * A PyTorch index for a CUDA that no torch release was built for (`/whl/cu123` does not exist): the index of the newest
+ * CUDA of the same major at or below it that PyTorch publishes, whose builds run with the image's CUDA (CUDA's
+ * backward compatibility). Unsafe: a person checks the torch releases that index has. Not where a pin's label would
+ * have to move with it.
+ */
+function olderIndexOption(unit: Unit, claim: CudaClaim, cuda: string, kb: KnowledgeBase): Fix[] {
+  if (claim.kind !== 'index' || !claim.index || !isPytorchIndex(claim.index.url)) return [];
+  if (unit.claims.some((other) => other.kind === 'wheel-tag')) return [];
+  const [major, minor] = cuda.split('.').map(Number);
+  for (let m = minor! - 1; m >= 0; m--) {
+    const tag = tagFromCuda(`${major}.${m}`);
+    if (!kb.publishesTorchBuild(tag)) continue;
+    const edits = claim.rewrite?.(`${major}.${m}`);
+    if (tag === tagFromCuda(claimCuda(claim)) || !edits) return [];
+    return [
+      {
+        title: `Use the ${tag} index (CUDA ${major}.${m}: PyTorch publishes no CUDA ${cuda} builds)`,
+        safety: 'unsafe',
+        edits,
+      },
+    ];
+  }
+  return [];
 }
 
 /** Builds of the torch family that exist, for a torch-family pin that has no build for `cuda`. */

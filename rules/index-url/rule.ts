@@ -1,5 +1,6 @@
 import { cudaFromLabel, cudaFromUrl, isPypiIndex, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
-import { pypiWins, servedVariant } from '../../src/analysis/torch-build.js';
+import { newestOnPypi, pypiWins, releaseFor, servedVariant } from '../../src/analysis/torch-build.js';
+import { unknownCudaIndex } from '../../src/analysis/unpinned.js';
 import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
 import type { Invocation, Unit } from '../../src/analysis/units.js';
 import type { FileKind, IndexFact, InstallContext, PackageFact, ParsedFile } from '../../src/parsers/facts.js';
@@ -15,6 +16,8 @@ import { groupBy } from '../../src/util/collections.js';
 const MESSAGES = {
   extraIndex:
     "{{subject}} installs PyPI's {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})",
+  unknownExtraIndex:
+    "{{subject}} may install PyPI's {{name}} {{newest}} rather than a build of {{url}}: that is an extra index, pip takes the newest version any index has, and which versions it has is not known here",
   noIndex:
     '{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it',
   noLocalSource:
@@ -41,6 +44,8 @@ export default defineRule({
   helps: {
     extraIndex:
       "pip takes the best matching version from every index, and a build with a +{{tag}} label wins only over the same version. PyPI's {{name}} {{newest}} is {{pypiBuild}}. Pin the build (=={{pinned}}+{{tag}}), or use --index-url for this install. Sources: https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages; {{source}}",
+    unknownExtraIndex:
+      "PyPI's {{name}} {{newest}} is {{pypiBuild}} on Linux x86_64; {{url}} is named for CUDA {{cuda}}. Pin the version that index has, or make it this install's --index-url, so the build is certain. Sources: https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages; {{source}}",
     noIndex: 'PyPI never serves local versions such as +{{tag}}; they live on the PyTorch index. {{addIndex}}',
     noLocalSource:
       'PyPI hosts no local versions (+{{label}}): Warehouse refuses their upload. Add the index or find-links page that publishes this build, or pin the version PyPI has. Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers',
@@ -77,7 +82,7 @@ export default defineRule({
     }
     for (const unit of units) {
       checkExtraIndexes(unit, bestMatch, kb, report);
-      checkUnservedLabels(unit, invocationsOf, report);
+      checkUnservedLabels(unit, invocationsOf, kb, report);
     }
     for (const file of new Set(units.flatMap((unit) => unit.files))) {
       // Each reads facts only one format writes: a Dockerfile's uv options and pip environment, a pyproject.toml's uv
@@ -178,17 +183,23 @@ function checkExtraIndexes(
         !urls.has(index.url) &&
         urls.add(index.url),
     );
-    if (extras.length === 0 || extras.some((index) => servedVariant(index.url) === 'all')) continue;
+    const unknown = invocation.indexes.filter(
+      (index) => unknownCudaIndex(index) && !urls.has(index.url) && urls.add(index.url),
+    );
+    if (extras.length + unknown.length === 0 || extras.some((index) => servedVariant(index.url) === 'all')) continue;
     const pins = [...new Set(invocation.members.map((member) => member.context))]
       .flatMap((context) => pinsOf.get(context) ?? [])
       .sort((a, b) => order.get(a)! - order.get(b)!);
+    const ownerOf = (index: IndexFact): ParsedFile =>
+      invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
+    for (const index of unknown) reportUnknownExtra(index, ownerOf(index), pins, kb, report);
     for (const { file, pkg } of pins) {
       for (const index of extras) {
         const variant = servedVariant(index.url);
         if (!variant || variant === 'all') continue;
         const wins = pypiWins(pkg, variant.tag, kb);
         if (!wins) continue;
-        const owner = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
+        const owner = ownerOf(index);
         const onIndex = wins.newestOnIndex
           ? `the newest ${pkg.rawName} it has as ${variant.tag} is ${wins.newestOnIndex}`
           : `it has no ${pkg.rawName} that ${pkg.specifier || 'the requirement'} allows`;
@@ -216,6 +227,42 @@ function checkExtraIndexes(
   }
 }
 
+/**
+ * An extra index named for a CUDA build that is not PyTorch's (Jetson AI Lab's `jp6/cu129`, a mirror): pip takes an
+ * unpinned torch from whichever index has the newest version, and which versions this one has is not known, so
+ * PyPI's newest build may be installed instead of the index's. Not certain either way: a warning per pin.
+ */
+function reportUnknownExtra(
+  index: IndexFact,
+  owner: ParsedFile,
+  pins: readonly { readonly file: ParsedFile; readonly pkg: PackageFact }[],
+  kb: KnowledgeBase,
+  report: Reporter<MessageId>,
+): void {
+  for (const { file, pkg } of pins) {
+    if (pkg.localLabel || pkg.url) continue;
+    const pypi = newestOnPypi(pkg, kb);
+    if (!pypi) continue;
+    report({
+      messageId: 'unknownExtraIndex',
+      data: {
+        subject: `${pkg.rawName}${pkg.specifier}`,
+        name: pkg.rawName,
+        newest: pypi.version,
+        url: index.url,
+        cuda: cudaFromUrl(index.url)!.cuda,
+        pypiBuild: pypi.release.pypiDefault ? `the ${pypi.release.pypiDefault} build` : 'its default build',
+        source: cite(pypi.release),
+      },
+      file,
+      span: pkg.span,
+      severity: 'warning',
+      unverified: isUnverified(pypi.release),
+      related: [{ file: owner, span: index.span, message: 'the extra index, whose versions are not known here' }],
+    });
+  }
+}
+
 function serves(index: IndexFact, tag: string): boolean {
   // A PyG (or mmcv, detectron2) wheel page serves its project's wheels only, never torch itself.
   if (torchPage(index.url)) return false;
@@ -233,6 +280,7 @@ function serves(index: IndexFact, tag: string): boolean {
 function checkUnservedLabels(
   unit: Unit,
   invocationsOf: ReadonlyMap<InstallContext, Invocation[]>,
+  kb: KnowledgeBase,
   report: Reporter<MessageId>,
 ): void {
   for (const { file, pkg } of unit.packages) {
@@ -272,20 +320,27 @@ function checkUnservedLabels(
       continue;
     const url = `https://download.pytorch.org/whl/${tag}`;
     const insertAt = file.source.text.charCodeAt(0) === 0xfeff ? 1 : 0;
-    const fix: Fix | undefined = formatOf(file.kind).optionLines
-      ? {
-          title: `Add ${url} as an index`,
-          safety: 'safe',
-          edits: [{ path: file.path, range: [insertAt, insertAt], text: `--extra-index-url ${url}\n` }],
-        }
-      : undefined;
+    // Only for a build the index has: torch 1.8.1 has no cu92 build, so adding the cu92 index installs nothing
+    // (wheel-missing says so), and a release the knowledge base does not record cannot be checked.
+    const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
+    const fix: Fix | undefined =
+      formatOf(file.kind).optionLines && release && kb.torchBuilds(release).has(tag)
+        ? {
+            title: `Add ${url} as an index`,
+            safety: 'safe',
+            edits: [{ path: file.path, range: [insertAt, insertAt], text: `--extra-index-url ${url}\n` }],
+          }
+        : undefined;
     report({
       messageId: 'noIndex',
       data: {
         name: pkg.rawName,
         version: publicVersion(pkg.exact),
         tag,
-        addIndex: (ADD_INDEX[file.kind] ?? ADD_INDEX_TO_COMMAND)(url, pkg),
+        addIndex:
+          release && !kb.torchBuilds(release).has(tag)
+            ? `The builds of torch ${release.version} are ${[...kb.torchBuilds(release)].join(', ')} (${cite(release)}), none for ${tag}: pin one of those, with its index.`
+            : (ADD_INDEX[file.kind] ?? ADD_INDEX_TO_COMMAND)(url, pkg),
       },
       file,
       span: pkg.span,

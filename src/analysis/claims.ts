@@ -12,7 +12,14 @@ import {
   publicVersion,
   tagFromCuda,
 } from '../knowledge/versions.js';
-import { cudaFromAptName, cudaFromCondaLabel, cudaFromLabel, cudaFromPythonName, cudaFromUrl } from './cuda-labels.js';
+import {
+  cudaFromAptName,
+  cudaFromCondaLabel,
+  cudaFromLabel,
+  cudaFromPythonName,
+  cudaFromUrl,
+  isPytorchIndex,
+} from './cuda-labels.js';
 import { replaceExact, replaceWithin, type Located } from './edits.js';
 import { releaseFor } from './torch-build.js';
 import { TORCH_FAMILY } from '../parsers/python-requirement.js';
@@ -206,8 +213,14 @@ export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
     }
     const found = cudaFromUrl(index.url);
     if (!found) continue;
+    // Only PyTorch's own index, and only to a build it publishes: `/whl/cu123` does not exist (no release has a
+    // cu123 build), and what another index's path for another CUDA holds (Jetson AI Lab's `jp6/cu130`, a mirror) is
+    // not known here.
+    const pytorch = isPytorchIndex(index.url);
     const move = (target: string): readonly TextEdit[] | undefined =>
-      one(rewriteLabel(file, { span: index.urlSpan, value: index.url }, found, target));
+      pytorch && kb.publishesTorchBuild(tagFromCuda(target))
+        ? one(rewriteLabel(file, { span: index.urlSpan, value: index.url }, found, target))
+        : undefined;
     claims.push(
       cudaClaim({
         kind: 'index',

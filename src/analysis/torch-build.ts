@@ -198,38 +198,53 @@ export function pypiWins(
   );
 }
 
-function computePypiWins(name: string, specifier: string, tag: string, kb: KnowledgeBase): ReturnType<typeof pypiWins> {
-  const pkg = { name, specifier };
-  const versionOf = (release: TorchRelease): string | undefined =>
-    pkg.name === 'torch'
-      ? release.version
-      : pkg.name === 'torchvision'
-        ? release.torchvision[0]
-        : release.torchaudio[0];
+/**
+ * The torch-family release pip takes from PyPI for a requirement: the newest one it allows that the knowledge base has
+ * verified (that one is certainly on PyPI), with every allowed release newest first. Undefined when none is allowed.
+ */
+export function newestOnPypi(
+  pkg: Pick<PackageFact, 'name' | 'specifier'>,
+  kb: KnowledgeBase,
+): { readonly version: string; readonly release: TorchRelease; readonly allowed: readonly TorchRelease[] } | undefined {
   const allowed = kb
     .torchReleases()
     .filter((release) => {
-      const version = versionOf(release);
+      const version = familyVersion(pkg.name, release);
       return (
         version !== undefined &&
         (pkg.specifier === '' || satisfiesSpec(version, pkg.specifier)) &&
         !/[a-z]/i.test(version)
       );
     })
-    .sort((a, b) => compareVersions(versionOf(b)!, versionOf(a)!));
+    .sort((a, b) => compareVersions(familyVersion(pkg.name, b)!, familyVersion(pkg.name, a)!));
+  if (allowed.length === 0) return undefined;
+  const release = allowed.find((row) => row.confidence !== 'unverified') ?? allowed[0]!;
+  return { version: familyVersion(pkg.name, release)!, release, allowed };
+}
+
+/** The version of a torch-family package (torch, torchvision, torchaudio) that belongs to a torch release. */
+function familyVersion(name: string, release: TorchRelease): string | undefined {
+  return name === 'torch' ? release.version : name === 'torchvision' ? release.torchvision[0] : release.torchaudio[0];
+}
+
+function computePypiWins(name: string, specifier: string, tag: string, kb: KnowledgeBase): ReturnType<typeof pypiWins> {
+  const pypi = newestOnPypi({ name, specifier }, kb);
+  if (!pypi) return undefined;
+  const { allowed } = pypi;
   // The CPU index (download.pytorch.org/whl/cpu) holds the CPU build of every release: the previous-versions page
   // (pytorch.org/get-started/previous-versions) gives its `--index-url …/whl/cpu` command for each one, and `X+cpu`
   // sorts above PyPI's `X`. So pip takes the CPU build whatever the range; the knowledge lists CUDA variants only.
   const served = (release: TorchRelease): boolean => tag === 'cpu' || kb.torchBuilds(release).has(tag);
-  if (allowed.length === 0 || served(allowed[0]!)) return undefined;
-  if (pkg.name === 'torchaudio' && allowed[0]!.torchaudioCuda === false) return undefined; // one build for every CUDA
+  if (served(allowed[0]!)) return undefined;
+  if (name === 'torchaudio' && allowed[0]!.torchaudioCuda === false) return undefined; // one build for every CUDA
   // Name the newest release the knowledge base has verified: that one is certainly on PyPI. PyPI's build certainly
   // wins only if no release above it that the index serves may exist either (an unverified 2.14.1+cu126 above a
   // verified 2.14.0 would win wherever it exists).
-  const newest = allowed.find((release) => release.confidence !== 'unverified') ?? allowed[0]!;
+  const newest = pypi.release;
   const onIndex = allowed.find(served);
-  if (onIndex && compareVersions(versionOf(onIndex)!, versionOf(newest)!) >= 0) return undefined;
-  return { newest: versionOf(newest)!, release: newest, ...(onIndex ? { newestOnIndex: versionOf(onIndex)! } : {}) };
+  const versionOf = (release: TorchRelease) => familyVersion(name, release)!;
+  if (onIndex && compareVersions(versionOf(onIndex), versionOf(newest)) >= 0) return undefined;
+  return { newest: versionOf(newest), release: newest, ...(onIndex ? { newestOnIndex: versionOf(onIndex) } : {}) };
 }
 
 function satisfiesSpec(version: string, specifier: string): boolean {

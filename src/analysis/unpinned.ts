@@ -15,8 +15,9 @@ import type { KnowledgeBase } from '../knowledge/index.js';
 import { cudaFromTag, minorOf } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
 import { cudaClaim, type CudaClaim } from './claims.js';
-import { isPytorchIndex } from './cuda-labels.js';
+import { cudaFromUrl, isPypiIndex, isPytorchIndex } from './cuda-labels.js';
 import { servedVariant } from './torch-build.js';
+import { torchPage } from './torch-pages.js';
 
 /** NVIDIA's apt meta-packages that follow the newest CUDA (of every major, or of one). */
 const LATEST_CUDA = /^cuda(?:-toolkit)?(?:-(\d{1,2}))?$/;
@@ -146,6 +147,10 @@ export function newestTorchClaim(
   // the default one (docs.astral.sh/uv/concepts/indexes, "Searching across multiple indexes"): a PyTorch index
   // decides, whatever release PyPI has. (`--index-strategy unsafe-best-match` compares them as pip does.)
   if (install?.firstIndex && indexes.some((index) => isPytorchIndex(index.url))) return undefined;
+  // Another index named for a CUDA build (Jetson AI Lab's `jp6/cu129`, a mirror's `/whl/cu121`) serves torch builds
+  // of versions not known here: under uv its torch is taken first, under pip whichever index has the newest version
+  // wins. Which build is installed is not known (index-url says so); the index's own CUDA is still compared.
+  if (indexes.some((index) => unknownCudaIndex(index))) return undefined;
   const { versions: pythons, described } = pythonsAround(around, kb);
   const picks = pythons.map((python) => kb.newestTorchFor(pkg.specifier.replace(/\s+/g, ''), python));
   if (picks.some((pick) => !pick?.pypiDefault)) return undefined;
@@ -217,4 +222,28 @@ export function newestToolkitClaim(
       ];
     },
   });
+}
+
+/**
+ * An extra index or find-links page named for a CUDA build that is neither PyTorch's index nor PyPI: it serves torch
+ * builds, but which versions is not known here.
+ */
+export function unknownCudaIndex(index: IndexFact): boolean {
+  let known = UNKNOWN_CUDA_INDEX.get(index);
+  if (known === undefined) UNKNOWN_CUDA_INDEX.set(index, (known = isUnknownCudaIndex(index)));
+  return known;
+}
+
+/** Asked per unpinned torch of an install for each of its indexes: answered once per index. */
+const UNKNOWN_CUDA_INDEX = new WeakMap<IndexFact, boolean>();
+
+function isUnknownCudaIndex(index: IndexFact): boolean {
+  return (
+    (index.kind === 'extra-index-url' || index.kind === 'find-links') &&
+    !isPytorchIndex(index.url) &&
+    !isPypiIndex(index.url) &&
+    // A PyG (mmcv, detectron2) wheel page serves its project's wheels, never torch.
+    !torchPage(index.url) &&
+    cudaFromUrl(index.url) !== undefined
+  );
 }

@@ -393,6 +393,18 @@ export class KnowledgeBase {
     return this.cached('torchBuilds', release.version, () => new Set(torchBuildTags(release)));
   }
 
+  /**
+   * Whether some torch release has a build of this wheel tag (`cu121`) on PyTorch's index: an index path for a tag no
+   * release was built for (`/whl/cu123`) does not exist.
+   */
+  publishesTorchBuild(tag: string): boolean {
+    return this.cached(
+      'torchTags',
+      '',
+      () => new Set(this.torchReleases().flatMap((row) => [...this.torchBuilds(row)])),
+    ).has(tag);
+  }
+
   /** The CUDA version plain `pip install torch==X` gives on Linux x86_64 (e.g. 2.1.0 → 12.1). */
   pypiDefaultCuda(version: string): string | undefined {
     const tag = this.torchRelease(version)?.pypiDefault;

@@ -36,4 +36,23 @@ describe('cuda-mismatch help', () => {
     expect(help).toContain('CUDA 12.1 or 12.4');
     expect(help).not.toContain('a release with a CUDA 12.3 build');
   });
+
+  it('moves a PyTorch index only to a CUDA PyTorch publishes: cu123 is offered as cu121, by hand', () => {
+    const report = gate(
+      [
+        parseFile(
+          'Dockerfile',
+          'FROM nvidia/cuda:12.3.2-devel-ubuntu22.04\nRUN pip install torch --index-url https://download.pytorch.org/whl/cu118\n',
+          'dockerfile',
+        ),
+      ],
+      baseline,
+      kb,
+    );
+    const [finding] = report.findings.filter((one) => one.ruleId === 'cuda-mismatch');
+    expect(finding?.fix).toBeUndefined();
+    expect(finding?.suggestions?.map((fix) => [fix.title, fix.safety, fix.edits.map((edit) => edit.text)])).toEqual([
+      ['Use the cu121 index (CUDA 12.1: PyTorch publishes no CUDA 12.3 builds)', 'unsafe', ['121']],
+    ]);
+  });
 });
