@@ -1,4 +1,5 @@
 import type { Unit } from './analysis/units.js';
+import { buildStageCopy } from './analysis/runs.js';
 import type { Baseline } from './baseline/schema.js';
 import type { ParsedFile } from './parsers/facts.js';
 import type { Fix, PoolTier, Severity } from './finding.js';
@@ -137,4 +138,28 @@ export function helpText(
 /** `{{name}}` placeholders filled from data; unknown placeholders are left visible rather than dropped. */
 export function formatMessage(template: string, data: Readonly<Record<string, string | number>> = {}): string {
   return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (whole, key: string) => (key in data ? String(data[key]) : whole));
+}
+
+/**
+ * A reporter for a unit that is a Dockerfile stage only built to be copied from (buildStageCopy): what runs is the
+ * stage that copies, and it needs this stage's driver or GPUs only where what it copies is CUDA code (nvcc links the
+ * CUDA runtime into what it builds by default), so an error is a warning there, and the COPY is named.
+ */
+export function asBuildStage<M extends string>(
+  unit: Unit,
+  helps: Readonly<Partial<Record<string, string>>>,
+  report: Reporter<M>,
+): Reporter<M> {
+  const copy = buildStageCopy(unit);
+  if (!copy) return report;
+  return (draft) =>
+    report({
+      ...draft,
+      severity: draft.severity === undefined || draft.severity === 'error' ? 'warning' : draft.severity,
+      help: `${helpText(helps, draft) ?? ''} This stage only builds what another stage copies (COPY --from=${copy.fromStage ?? copy.fromIndex}): that stage is what runs, and it needs what this one needs only where what it copies is CUDA code (nvcc links the CUDA runtime into what it builds by default). Source: https://docs.docker.com/build/building/multi-stage/`,
+      related: [
+        ...(draft.related ?? []),
+        { file: unit.root, span: copy.span, message: 'the stage that runs copies from this one here' },
+      ],
+    });
 }

@@ -5,10 +5,12 @@
 import { claimCuda, originRelated, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { cite, isUnverified, type DriverNeed, type KnowledgeBase } from '../../src/knowledge/index.js';
-import type { Draft, Reporter } from '../../src/rule.js';
+import { asBuildStage, type Draft, type Reporter } from '../../src/rule.js';
+import type { ParsedFile } from '../../src/parsers/facts.js';
+import { buildStageCopy, fleetScope } from '../../src/analysis/runs.js';
 import { cudaMajor } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
-import type { MessageId } from './messages.js';
+import { HELPS, type MessageId } from './messages.js';
 import type { ForwardCompat } from './forward-compat.js';
 
 /** A reporter that adds, for a claim carried from a Dockerfile to a manifest, where the Dockerfile says it. */
@@ -239,19 +241,19 @@ export function rowLabel(need: { readonly row: { readonly label: string }; reado
 
 /**
  * Each claim of the units that a driver check judges, with whether its unit runs on an NVIDIA image (cuda-compat):
- * one finding per file and CUDA version, so `check` returns whether it reported one.
+ * one finding per file and CUDA version, so `check` returns whether it reported one. Stages that only build what
+ * another stage copies are judged last (the stage that runs reports a CUDA they share); a Dockerfile that the
+ * change's manifests run only in containers that get no GPU is not judged on the fleet (its CUDA is never loaded).
  */
 export function eachClaim(
   units: readonly Unit[],
+  files: readonly ParsedFile[],
   kb: KnowledgeBase,
   check: (claim: CudaClaim, compat: boolean, unit: Unit) => boolean,
 ): void {
+  const scope = fleetScope(files);
   const done = new Set<string>();
-  for (const unit of units) {
-    // A container runs its image: its own claim, or those of the Dockerfile that builds it (cuda-compat as there).
-    // A library's pyproject.toml checked on its own (ParsedFile.library): its ranges are its users' resolvers', and
-    // what it runs on is judged where it is installed (a Dockerfile's `pip install .`), not on the fleet here.
-    if (!unit.container && unit.stage === undefined && unit.root.library) continue;
+  const judge = (unit: Unit): void => {
     const claims = unit.container?.claims ?? unit.claims;
     const compat = compatImage({ claims }, kb);
     for (const claim of claims) {
@@ -260,7 +262,23 @@ export function eachClaim(
       const key = `${claim.file.path}#${claimCuda(claim)}${unit.container ? `#${unit.container.fact.span.start}` : ''}`;
       if (!done.has(key) && check(claim, compat, unit)) done.add(key);
     }
+  };
+  const later: Unit[] = [];
+  for (const unit of units) {
+    // A container runs its image: its own claim, or those of the Dockerfile that builds it (cuda-compat as there).
+    // A library's pyproject.toml checked on its own (ParsedFile.library): its ranges are its users' resolvers', and
+    // what it runs on is judged where it is installed (a Dockerfile's `pip install .`), not on the fleet here.
+    if (!unit.container && unit.stage === undefined && unit.root.library) continue;
+    if (!scope.runs(unit)) continue;
+    if (buildStageCopy(unit)) later.push(unit);
+    else judge(unit);
   }
+  for (const unit of later) judge(unit);
+}
+
+/** For a stage that only builds what another stage copies: its findings are warnings (see asBuildStage). */
+export function forStage(unit: Unit, report: Reporter<MessageId>): Reporter<MessageId> {
+  return asBuildStage(unit, HELPS, report);
 }
 
 /** The drafts a check reports, collected instead of reported. */

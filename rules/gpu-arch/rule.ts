@@ -4,7 +4,8 @@ import type { EnvFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, runsOn, type GpuInfo, type KnowledgeBase } from '../../src/knowledge/index.js';
 import type { Pool } from '../../src/baseline/schema.js';
-import { defineRule, helpText, type Draft, type Reporter, type UnitVerdict } from '../../src/rule.js';
+import { asBuildStage, defineRule, helpText, type Draft, type Reporter, type UnitVerdict } from '../../src/rule.js';
+import { fleetScope } from '../../src/analysis/runs.js';
 import { selectPools } from '../../src/analysis/placement.js';
 import { originRelated, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
@@ -53,7 +54,7 @@ export default defineRule({
     // With pools, every pool's GPUs are checked and a finding is an error only when it holds on every pool.
     const pools = baseline.pools;
     const held = pools.length > 0 ? poolReporter(pools, kb, reportAll) : undefined;
-    const report: Reporter<MessageId> = held ?? reportAll;
+    const fleetReport: Reporter<MessageId> = held ?? reportAll;
     // One GPU per compute capability across pools ("V100" in one pool and "Tesla V100" in another are one finding).
     const names =
       pools.length > 0
@@ -82,7 +83,7 @@ export default defineRule({
       baseline.gpus.forEach((name, index) => {
         const info = kb.gpu(name);
         if (info?.minDriver && compareDotted(fleetDriver, info.minDriver) < 0) {
-          report({
+          fleetReport({
             messageId: 'gpuDriver',
             data: { gpu: name, needed: info.minDriver, fleet: fleetDriver, source: cite(info.record) },
             file: { path: policy.source.path, source: policy.source },
@@ -92,11 +93,16 @@ export default defineRule({
         }
       });
     }
+    const scope = fleetScope(files);
     for (const unit of units) {
       if (unit.container && pools.length > 0) {
         checkContainer(unit, pools, kb, reportAll, verdict);
         continue;
       }
+      // What no GPU runs (a Dockerfile the manifests run only without GPUs, pip-compile's input) is not judged here; a
+      // stage only built to be copied from is held less certain.
+      if (!scope.runs(unit)) continue;
+      const report = asBuildStage(unit, HELPS, fleetReport);
       if (pools.length > 0)
         for (const claim of gpuClaims(unit))
           for (const hit of poolHits(claim, pools, kb)) verdict(hitVerdict(unit, claim, hit));
@@ -142,7 +148,7 @@ export default defineRule({
       }
     }
     for (const file of files)
-      for (const env of file.env) if (env.key === 'TORCH_CUDA_ARCH_LIST') checkArchList(file, env, fleet, report);
+      for (const env of file.env) if (env.key === 'TORCH_CUDA_ARCH_LIST') checkArchList(file, env, fleet, fleetReport);
     held?.flush();
   },
 });
