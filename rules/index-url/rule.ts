@@ -2,7 +2,7 @@ import { cudaFromLabel, cudaFromUrl, isPypiIndex, isPytorchIndex } from '../../s
 import { newestOnPypi, pypiWins, releaseFor, servedVariant } from '../../src/analysis/torch-build.js';
 import { unknownCudaIndex } from '../../src/analysis/unpinned.js';
 import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
-import type { Invocation, Unit } from '../../src/analysis/units.js';
+import { firstIndexStrategy, type Invocation, type Unit } from '../../src/analysis/units.js';
 import type { FileKind, IndexFact, InstallContext, PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import { formatOf } from '../../src/parsers/formats.js';
 import { PYG_DOCS, torchPage } from '../../src/analysis/torch-pages.js';
@@ -61,15 +61,7 @@ export default defineRule({
     notExplicit:
       "Add explicit = true to this [[tool.uv.index]] entry and route torch, torchvision and torchaudio to it in [tool.uv.sources], as uv's PyTorch guide does: https://docs.astral.sh/uv/guides/integration/pytorch/",
   },
-  check({ units, files, kb, report }) {
-    // The installs that compare versions across indexes as pip does (uv's `--index-strategy unsafe-best-match`).
-    const bestMatch = new Set(
-      files.flatMap((file) =>
-        file.options
-          .filter((option) => option.name === 'unsafe-best-match')
-          .map((option) => file.contexts[option.context]),
-      ),
-    );
+  check({ units, kb, report }) {
     const invocationsOf = new Map<InstallContext, Invocation[]>();
     for (const unit of units) {
       for (const invocation of unit.invocations) {
@@ -81,7 +73,7 @@ export default defineRule({
       }
     }
     for (const unit of units) {
-      checkExtraIndexes(unit, bestMatch, kb, report);
+      checkExtraIndexes(unit, kb, report);
       checkUnservedLabels(unit, invocationsOf, kb, report);
     }
     for (const file of new Set(units.flatMap((unit) => unit.files))) {
@@ -158,7 +150,6 @@ function checkPipEnvForUv(file: ParsedFile, report: Reporter<MessageId>): void {
  */
 function checkExtraIndexes(
   unit: Unit,
-  bestMatch: ReadonlySet<InstallContext | undefined>,
   kb: KnowledgeBase,
   report: Reporter<MessageId>,
 ): void {
@@ -172,7 +163,7 @@ function checkExtraIndexes(
     // uv's default strategy (first-index) takes a package from the first index that has it, and extra indexes come
     // before the default one: the PyTorch index wins for everything it hosts. Only unsafe-best-match is pip's rule
     // (docs.astral.sh/uv/concepts/indexes/#searching-across-multiple-indexes).
-    if (invocation.members.every(({ context }) => context.tool === 'uv' && !bestMatch.has(context))) continue;
+    if (firstIndexStrategy(invocation)) continue;
     // One index per URL, the first that names it: a URL given again says nothing new, so each pin is judged once per
     // URL, not once per line that repeats it.
     const urls = new Set<string>();

@@ -693,12 +693,9 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
                   invocation
                     ? {
                         indexes: invocation.indexes,
-                        // uv's first-index strategy, unless the install compares indexes as pip does.
-                        firstIndex:
-                          context?.tool === 'uv' &&
-                          !file.options.some(
-                            (option) => option.name === 'unsafe-best-match' && option.context === pkg.context,
-                          ),
+                        // uv's first-index strategy, unless the install compares indexes as pip does: the
+                        // command's (a requirements file `uv pip install -r` reads is resolved by uv).
+                        firstIndex: firstIndexStrategy(invocation),
                       }
                     : undefined,
                   surroundings(),
@@ -974,4 +971,18 @@ export function chooseTarget(claims: readonly CudaClaim[]): CudaClaim | undefine
     return sorted.find((claim) => counts.get(key(claim)) === best);
   }
   return undefined;
+}
+
+/**
+ * Whether an install takes each package from the first index that has it: uv's default strategy (first-index), unless
+ * the command asks for `--index-strategy unsafe-best-match`, which compares versions across indexes as pip does
+ * (docs.astral.sh/uv/concepts/indexes/#searching-across-multiple-indexes). The command decides, not the files it
+ * reads: a requirements file that `uv pip install -r` reads is resolved by uv.
+ */
+export function firstIndexStrategy(invocation: Invocation): boolean {
+  const command = invocation.members[0];
+  if (!command || command.context.tool !== 'uv') return false;
+  return !command.file.options.some(
+    (option) => option.name === 'unsafe-best-match' && command.file.contexts[option.context] === command.context,
+  );
 }

@@ -153,7 +153,7 @@ function closure(
   direct: readonly TomlTable[],
   byName: ReadonlyMap<string, readonly Locked[]>,
   env: MarkerEnvironment,
-): { order: Locked[]; through: Map<Locked, Set<string>>; twoVersions: boolean; byMachine: boolean } {
+): { order: Locked[]; through: Map<Locked, Set<string>>; byMachine: boolean } {
   const seen = new Set<Locked>();
   /** Entries a reference with a `platform_machine` marker leads to: where a lock forks per machine. */
   const machineMarked = new Set<Locked>();
@@ -205,15 +205,13 @@ function closure(
   // Two versions of one package (only one can be installed); one of them reached under a `platform_machine` marker:
   // a fork per machine.
   const names = new Map<string, Locked>();
-  let twoVersions = false;
   let byMachine = false;
   for (const locked of order) {
     const other = names.get(locked.name);
-    if (other) twoVersions = true;
     if (other && (machineMarked.has(locked) || machineMarked.has(other))) byMachine = true;
     names.set(locked.name, locked);
   }
-  return { order, through, twoVersions, byMachine };
+  return { order, through, byMachine };
 }
 
 /**
@@ -255,11 +253,12 @@ function resolveSelection(
   const anyMachine: MarkerEnvironment = { extras: selection.extras };
   const whole = closure(selection.direct(anyMachine), byName, anyMachine);
   if (!whole.byMachine) return [{ name: selection.name, ...whole }];
-  const perMachine = MACHINES.map((machine) => {
+  // Each machine's closure, even where it still holds two versions of a package by another marker (whisperX's scipy
+  // per Python version): what two machines install is never one environment.
+  return MACHINES.map((machine) => {
     const env: MarkerEnvironment = { extras: selection.extras, values: { platform_machine: machine } };
     return { name: `${selection.name} on ${machine}`, ...closure(selection.direct(env), byName, env) };
   });
-  return perMachine.some((part) => part.twoVersions) ? [{ name: selection.name, ...whole }] : perMachine;
 }
 
 /** The locked entry a reference names: by name and, where given, version and registry; ambiguous → none. */
