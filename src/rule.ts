@@ -1,5 +1,5 @@
 import type { Unit } from './analysis/units.js';
-import { buildStageCopy } from './analysis/runs.js';
+import { buildStageCopy, type FleetScope } from './analysis/runs.js';
 import type { Baseline } from './baseline/schema.js';
 import type { ParsedFile } from './parsers/facts.js';
 import type { Fix, PoolTier, Severity } from './finding.js';
@@ -141,15 +141,20 @@ export function formatMessage(template: string, data: Readonly<Record<string, st
 }
 
 /**
- * A reporter for a unit that is a Dockerfile stage only built to be copied from (buildStageCopy): what runs is the
- * stage that copies, and it needs this stage's driver or GPUs only where what it copies is CUDA code (nvcc links the
- * CUDA runtime into what it builds by default), so an error is a warning there, and the COPY is named.
+ * A reporter for a unit of a fleet rule that the checked files say is not what runs on the fleet (src/analysis/runs.ts):
+ * its findings are notices with the reason (a Dockerfile run only without GPUs, pip-compile's input); for a stage only
+ * built to be copied from, an error is a warning, since what runs is the stage that copies and it needs what this one
+ * needs only where what it copies is CUDA code (nvcc links the CUDA runtime into what it builds by default).
  */
-export function asBuildStage<M extends string>(
+export function heldLess<M extends string>(
   unit: Unit,
+  scope: FleetScope,
   helps: Readonly<Partial<Record<string, string>>>,
   report: Reporter<M>,
 ): Reporter<M> {
+  const notRun = scope.notRun(unit);
+  if (notRun)
+    return (draft) => report({ ...draft, severity: 'notice', help: `${helpText(helps, draft) ?? ''} ${notRun}` });
   const copy = buildStageCopy(unit);
   if (!copy) return report;
   return (draft) =>

@@ -5,7 +5,7 @@
 import { claimCuda, originRelated, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { cite, isUnverified, type DriverNeed, type KnowledgeBase } from '../../src/knowledge/index.js';
-import { asBuildStage, type Draft, type Reporter } from '../../src/rule.js';
+import { heldLess, type Draft, type Reporter } from '../../src/rule.js';
 import type { ParsedFile } from '../../src/parsers/facts.js';
 import { buildStageCopy, fleetScope } from '../../src/analysis/runs.js';
 import { cudaMajor } from '../../src/knowledge/versions.js';
@@ -240,27 +240,30 @@ export function rowLabel(need: { readonly row: { readonly label: string }; reado
 }
 
 /**
- * Each claim of the units that a driver check judges, with whether its unit runs on an NVIDIA image (cuda-compat):
- * one finding per file and CUDA version, so `check` returns whether it reported one. Stages that only build what
- * another stage copies are judged last (the stage that runs reports a CUDA they share); a Dockerfile that the
- * change's manifests run only in containers that get no GPU is not judged on the fleet (its CUDA is never loaded).
+ * Each claim of the units that a driver check judges, with whether its unit runs on an NVIDIA image (cuda-compat) and
+ * the reporter for the unit (heldLess): one finding per file and CUDA version, so `check` returns whether it reported
+ * one. Units the checked files say do not run on the fleet as they are (a stage only built to be copied from, a
+ * Dockerfile run only without GPUs, pip-compile's input) are judged last: a CUDA they share with what runs is
+ * reported where it runs.
  */
 export function eachClaim(
   units: readonly Unit[],
   files: readonly ParsedFile[],
   kb: KnowledgeBase,
-  check: (claim: CudaClaim, compat: boolean, unit: Unit) => boolean,
+  report: Reporter<MessageId>,
+  check: (claim: CudaClaim, compat: boolean, unit: Unit, report: Reporter<MessageId>) => boolean,
 ): void {
   const scope = fleetScope(files);
   const done = new Set<string>();
   const judge = (unit: Unit): void => {
     const claims = unit.container?.claims ?? unit.claims;
     const compat = compatImage({ claims }, kb);
+    const unitReport = heldLess(unit, scope, HELPS, report);
     for (const claim of claims) {
       if (claim.kind === 'implied' && claim.index) continue;
       // Each container is judged on its own pools, at its own image line.
       const key = `${claim.file.path}#${claimCuda(claim)}${unit.container ? `#${unit.container.fact.span.start}` : ''}`;
-      if (!done.has(key) && check(claim, compat, unit)) done.add(key);
+      if (!done.has(key) && check(claim, compat, unit, unitReport)) done.add(key);
     }
   };
   const later: Unit[] = [];
@@ -269,16 +272,10 @@ export function eachClaim(
     // A library's pyproject.toml checked on its own (ParsedFile.library): its ranges are its users' resolvers', and
     // what it runs on is judged where it is installed (a Dockerfile's `pip install .`), not on the fleet here.
     if (!unit.container && unit.stage === undefined && unit.root.library) continue;
-    if (!scope.runs(unit)) continue;
-    if (buildStageCopy(unit)) later.push(unit);
+    if (scope.notRun(unit) || buildStageCopy(unit)) later.push(unit);
     else judge(unit);
   }
   for (const unit of later) judge(unit);
-}
-
-/** For a stage that only builds what another stage copies: its findings are warnings (see asBuildStage). */
-export function forStage(unit: Unit, report: Reporter<MessageId>): Reporter<MessageId> {
-  return asBuildStage(unit, HELPS, report);
 }
 
 /** The drafts a check reports, collected instead of reported. */

@@ -10,7 +10,7 @@ import { helpText, type Draft, type Reporter, type RuleContext } from '../../src
 import { selectPools, type Selection } from '../../src/analysis/placement.js';
 import { stageRequirements, startOn, type StageRequirements } from './toolkit-start.js';
 import { HELPS, type MessageId } from './messages.js';
-import { checkClaim, collect, eachClaim, forStage, withOrigin } from './claim.js';
+import { checkClaim, collect, eachClaim, withOrigin } from './claim.js';
 import { poolForwardCompat } from './forward-compat.js';
 import { checkDriverPackages, checkRequireCuda } from './require-cuda.js';
 
@@ -121,7 +121,7 @@ export function checkPools(
   // Every GPU container's selection is judged, whatever is known of its image: a pod that no pool can take stays
   // Pending.
   for (const unit of units) if (unit.container?.fact.gpu) selectionOf(unit);
-  eachClaim(units, files, kb, (claim, compat, unit) => {
+  eachClaim(units, files, kb, report, (claim, compat, unit, unitReport) => {
     const selection = selectionOf(unit);
     const requirements = stageRequirements(claim, kb);
     // Pools whose runtime is not said, where the legacy path would refuse the container: the message names both.
@@ -159,7 +159,7 @@ export function checkPools(
           reason: `not selected by ${selection.by.join(', ')}`,
         });
     if (verdicts.every((verdict) => verdict.tier === 'runs')) return false;
-    const reportClaim = withOrigin(claim, forStage(unit, withSelection(unit, selection, report)));
+    const reportClaim = withOrigin(claim, withSelection(unit, selection, unitReport));
     const named = (list: readonly PoolVerdict[]) =>
       list.map((verdict) => `${verdict.pool.name} (driver ${verdict.pool.driver})`).join(', ');
     const failing = verdicts.filter((verdict) => verdict.tier === 'fails');

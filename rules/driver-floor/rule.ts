@@ -8,7 +8,7 @@
 import type { Unit } from '../../src/analysis/units.js';
 import { defineRule, type Reporter } from '../../src/rule.js';
 import { HELPS, MESSAGES, type MessageId } from './messages.js';
-import { checkClaim, eachClaim, forStage, withOrigin } from './claim.js';
+import { checkClaim, eachClaim, withOrigin } from './claim.js';
 import { fleetForwardCompat } from './forward-compat.js';
 import { checkDriverPackages, checkRequireCuda } from './require-cuda.js';
 import { checkPools } from './pools.js';
@@ -33,8 +33,8 @@ export default defineRule({
     for (const file of files) checkDriverPackages(file, fleet, report);
     if (!fleet) return;
     const forward = fleetForwardCompat(baseline.driver.forwardCompat, baseline.gpus, kb);
-    eachClaim(units, files, kb, (claim, compat, unit) =>
-      checkClaim(claim, { driver: fleet, compat, forward }, kb, withOrigin(claim, forStage(unit, report))),
+    eachClaim(units, files, kb, report, (claim, compat, _unit, unitReport) =>
+      checkClaim(claim, { driver: fleet, compat, forward }, kb, withOrigin(claim, unitReport)),
     );
     for (const file of files) checkRequireCuda(file, fleet, kb, report);
     checkContainers(units, report);

@@ -4,7 +4,7 @@ import type { EnvFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, runsOn, type GpuInfo, type KnowledgeBase } from '../../src/knowledge/index.js';
 import type { Pool } from '../../src/baseline/schema.js';
-import { asBuildStage, defineRule, helpText, type Draft, type Reporter, type UnitVerdict } from '../../src/rule.js';
+import { heldLess, defineRule, helpText, type Draft, type Reporter, type UnitVerdict } from '../../src/rule.js';
 import { fleetScope } from '../../src/analysis/runs.js';
 import { selectPools } from '../../src/analysis/placement.js';
 import { originRelated, type CudaClaim } from '../../src/analysis/claims.js';
@@ -99,10 +99,8 @@ export default defineRule({
         checkContainer(unit, pools, kb, reportAll, verdict);
         continue;
       }
-      // What no GPU runs (a Dockerfile the manifests run only without GPUs, pip-compile's input) is not judged here; a
-      // stage only built to be copied from is held less certain.
-      if (!scope.runs(unit)) continue;
-      const report = asBuildStage(unit, HELPS, fleetReport);
+      // What the files say does not run on the fleet as it is: said less certainly (src/analysis/runs.ts).
+      const report = heldLess(unit, scope, HELPS, fleetReport);
       if (pools.length > 0)
         for (const claim of gpuClaims(unit))
           for (const hit of poolHits(claim, pools, kb)) verdict(hitVerdict(unit, claim, hit));

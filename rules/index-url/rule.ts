@@ -148,11 +148,7 @@ function checkPipEnvForUv(file: ParsedFile, report: Reporter<MessageId>): void {
  * newest allowed version from any index, so an unpinned `torch` gets PyPI's newest build. A pin the index has
  * (`torch==2.3.0` with `/whl/cu118`) is fine: `2.3.0+cu118` sorts above PyPI's `2.3.0`, so pip takes it.
  */
-function checkExtraIndexes(
-  unit: Unit,
-  kb: KnowledgeBase,
-  report: Reporter<MessageId>,
-): void {
+function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Reporter<MessageId>): void {
   // The pins an extra index may lose to PyPI, by install context, found once: each invocation reads its own contexts'
   // (a stage of thousands of `pip install` commands would otherwise read every pin once per command).
   const torchPins = unit.packages.filter(({ pkg }) => !pkg.exact && TORCH_FAMILY.has(pkg.name));
@@ -178,8 +174,15 @@ function checkExtraIndexes(
       (index) => unknownCudaIndex(index) && !urls.has(index.url) && urls.add(index.url),
     );
     if (extras.length + unknown.length === 0 || extras.some((index) => servedVariant(index.url) === 'all')) continue;
-    const pins = [...new Set(invocation.members.map((member) => member.context))]
+    const contexts = new Set(invocation.members.map((member) => member.context));
+    // torchvision and torchaudio pin the torch they belong to exactly: beside `torch==2.9.1` pip takes the companion
+    // release of 2.9.1 (torchvision 0.24.1), whose build the index has where it has torch's (LocalAI's sglang file).
+    const torchPinned = unit.packages.some(
+      ({ file, pkg }) => pkg.name === 'torch' && pkg.exact !== undefined && contexts.has(file.contexts[pkg.context]!),
+    );
+    const pins = [...contexts]
       .flatMap((context) => pinsOf.get(context) ?? [])
+      .filter(({ pkg }) => !torchPinned || pkg.name === 'torch')
       .sort((a, b) => order.get(a)! - order.get(b)!);
     const ownerOf = (index: IndexFact): ParsedFile =>
       invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;

@@ -60,6 +60,17 @@ const CUDA_RELEVANT = new Set([
   'onnxruntime-training',
 ]);
 
+/**
+ * NVIDIA's pure-Python packages with no CUDA build: the index helper, the NVML bindings (which load the driver's
+ * libnvidia-ml and work with any driver: pypi.org/project/nvidia-ml-py), the documentation theme (cudf's, cuml's docs).
+ */
+const NVIDIA_WITHOUT_CUDA: ReadonlySet<string> = new Set([
+  'nvidia-pyindex',
+  'nvidia-ml-py',
+  'nvidia-ml-py3',
+  'nvidia-sphinx-theme',
+]);
+
 /** Packages whose build or version decides CUDA compatibility (plus whatever the baseline lists). */
 export function isCudaRelevant(pkg: PackageFact, extra: ReadonlySet<string>): boolean {
   if (pkg.ecosystem === 'apt') return false;
@@ -81,7 +92,7 @@ const relevance = new WeakMap<
 function computeRelevance(pkg: PackageFact, extra: ReadonlySet<string>): boolean {
   const name = projectName(pkg);
   if (CUDA_RELEVANT.has(name) || extra.has(name) || extra.has(pkg.name)) return true;
-  if (/^nvidia-/.test(name) && name !== 'nvidia-pyindex') return true;
+  if (/^nvidia-/.test(name) && !NVIDIA_WITHOUT_CUDA.has(name)) return true;
   // Builds named for a CUDA: cupy-cuda12x, dgl-cu113, mxnet-cu112, RAPIDS' cudf-cu12 (and every other -cuNN package).
   if (/^(?:cupy-cuda|dgl-cu|mxnet-cu|spconv-cu|jax-cuda\d+-)/.test(name) || /-cu1\d{1,2}$/.test(name)) return true;
   return false;

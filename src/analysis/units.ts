@@ -696,6 +696,10 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
                         // uv's first-index strategy, unless the install compares indexes as pip does: the
                         // command's (a requirements file `uv pip install -r` reads is resolved by uv).
                         firstIndex: firstIndexStrategy(invocation),
+                        // `--torch-backend=auto`: uv picks a PyTorch index by the driver it finds (index-url's).
+                        autoBackend: file.options.some(
+                          (option) => option.name === 'torch-backend-auto' && option.context === pkg.context,
+                        ),
                       }
                     : undefined,
                   surroundings(),

@@ -135,7 +135,9 @@ export function unitPythons(around: Surroundings, kb: KnowledgeBase): readonly s
 export function newestTorchClaim(
   file: ParsedFile,
   pkg: PackageFact,
-  install: { readonly indexes: readonly IndexFact[]; readonly firstIndex?: boolean } | undefined,
+  install:
+    | { readonly indexes: readonly IndexFact[]; readonly firstIndex?: boolean; readonly autoBackend?: boolean }
+    | undefined,
   around: Surroundings,
   kb: KnowledgeBase,
 ): CudaClaim | undefined {
@@ -147,6 +149,8 @@ export function newestTorchClaim(
   // the default one (docs.astral.sh/uv/concepts/indexes, "Searching across multiple indexes"): a PyTorch index
   // decides, whatever release PyPI has. (`--index-strategy unsafe-best-match` compares them as pip does.)
   if (install?.firstIndex && indexes.some((index) => isPytorchIndex(index.url))) return undefined;
+  // uv's `--torch-backend=auto` (UV_TORCH_BACKEND=auto) takes torch from the PyTorch index the machine's driver picks.
+  if (install?.autoBackend) return undefined;
   // Another index named for a CUDA build (Jetson AI Lab's `jp6/cu129`, a mirror's `/whl/cu121`) serves torch builds
   // of versions not known here: under uv its torch is taken first, under pip whichever index has the newest version
   // wins. Which build is installed is not known (index-url says so); the index's own CUDA is still compared.

@@ -460,7 +460,7 @@ function recordCondaLockInstall(sink: FactSink, args: readonly Word[], all: read
 
 /**
  * `pip install ./svc[cu124,dev]`: an include of svc/pyproject.toml with the selections "pip: the project", "pip: extra
- * cu124", …
+ * cu124", …; under `uv pip install`, uv's own ("the project", "extra cu124").
  */
 function localProjectInclude(sink: FactSink, word: Word, context: ContextDraft): void {
   const head = word.text.split(';')[0]!.trim();
@@ -470,13 +470,14 @@ function localProjectInclude(sink: FactSink, word: Word, context: ContextDraft):
     .replace(/^file:(?:\/\/)?/i, '')
     .replace(/[/\\]+$/, '');
   const target = `${path === '' || path === '.' ? '' : `${path}/`}pyproject.toml`.replace(/^\.\//, '');
+  const prefix = context.tool === 'uv' ? '' : 'pip: ';
   const selects = [
-    'pip: the project',
+    `${prefix}the project`,
     ...(extras ?? '')
       .split(',')
       .map((extra) => extra.trim())
       .filter(Boolean)
-      .map((extra) => `pip: extra ${extra}`),
+      .map((extra) => `${prefix}extra ${extra}`),
   ];
   const fact = {
     kind: 'requirement' as const,
@@ -910,7 +911,10 @@ function recordPipRequirement(sink: FactSink, word: Word, context: ContextDraft)
     // A local project: its metadata says what it installs. A Dockerfile's `pip install .[cu124]` installs the
     // pyproject.toml there, as pip reads it: [project] dependencies and the extras named, from this command's
     // indexes (pip knows nothing of [tool.uv.sources] or Poetry's sources). A setup.py project has none.
-    if (context.tool === 'pip' && context.stage !== undefined && !word.unresolved)
+    // `uv pip install .[x]` resolves the project as uv does, with its [tool.uv.sources] and indexes (uv pip has
+    // `--no-sources` to ignore them: docs.astral.sh/uv/reference/cli/#uv-pip-install--no-sources): the selections
+    // `uv sync` reads, without a lock.
+    if ((context.tool === 'pip' || context.tool === 'uv') && context.stage !== undefined && !word.unresolved)
       localProjectInclude(sink, word, context);
     return;
   }

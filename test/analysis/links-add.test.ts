@@ -5,7 +5,7 @@
  * alone must all be there when it is checked with its installer: the same rule at the same line, whatever the
  * message now names as the target (or, for two builds that disagree, at the other build, once the image sets the
  * target). A finding may go only where the link changes what is installed: the installing command passes indexes
- * of its own (then it is that install that is judged).
+ * of its own, or resolves with uv's first-index strategy (then it is that install that is judged).
  */
 import { describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
@@ -27,12 +27,17 @@ const key = (finding: Finding): string =>
 const atRelated = (related: Finding['related'][number]): string =>
   `cuda-mismatch ${related.location.path}:${related.location.start.line}:${related.location.start.column}`;
 
-/** Whether the installer's command that reaches `member` passes indexes of its own (it changes what is installed). */
-function installerPassesIndexes(installer: ParsedFile, member: ParsedFile): boolean {
+/**
+ * Whether the installer's command that reaches `member` changes what is installed: it passes indexes of its own, or
+ * it is uv's, which takes each package from the first index that has it where pip (the installer a file alone is read
+ * with) compares versions across indexes (docs.astral.sh/uv/pip/compatibility/#packages-that-exist-on-multiple-indexes).
+ */
+function installerChangesResolution(installer: ParsedFile, member: ParsedFile): boolean {
   const links = resolveLinks([installer, member]).get(installer) ?? [];
-  return links.some(
-    (link) => link.to === member && (installer.contexts[link.include.context]?.indexes.length ?? 0) > 0,
-  );
+  return links.some((link) => {
+    const command = installer.contexts[link.include.context];
+    return link.to === member && ((command?.indexes.length ?? 0) > 0 || command?.tool === 'uv');
+  });
 }
 
 const cases = readdirSync(FIXTURES).flatMap((rule) =>
@@ -64,7 +69,7 @@ describe('a link adds findings, never hides one', () => {
             // the disagreement is reported at the other build. The conflict is kept, seen from the other side.
             if (finding.ruleId === 'cuda-mismatch' && finding.related.some((other) => linked.has(atRelated(other))))
               continue;
-            if (installerPassesIndexes(installer, member)) continue;
+            if (installerChangesResolution(installer, member)) continue;
             violations.push(
               `${dir.slice(FIXTURES.length + 1)}: ${installer.path} hides ${key(finding)}: ${finding.message}`,
             );

@@ -458,7 +458,7 @@ describe('Dockerfiles that install them', () => {
     ]);
   });
 
-  it('pip install of a local project: its pyproject.toml as pip reads it, with the extras named (uv pip and setup.py projects: nothing)', () => {
+  it('pip install of a local project: its pyproject.toml as pip reads it, with the extras named; uv pip as uv reads it', () => {
     expect(
       includes(codeBlock`
         FROM python:3.12
@@ -473,9 +473,9 @@ describe('Dockerfiles that install them', () => {
     expect(
       includes(codeBlock`
         FROM python:3.12
-        RUN uv pip install --system .
+        RUN uv pip install --system -e ".[deepspeed]"
       `),
-    ).toEqual([]);
+    ).toEqual(['pyproject.toml ["the project","extra deepspeed"] optional']);
   });
 
   it("what pip reads of a pyproject.toml: the requirements without uv's routing, to be installed from the pip command's indexes", () => {

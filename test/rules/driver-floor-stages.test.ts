@@ -37,4 +37,34 @@ describe('driver-floor on a multi-stage Dockerfile', () => {
     expect(severities(`${build}FROM build AS app\nRUN true\n`)).toEqual(['1 error']);
     expect(severities(build)).toEqual(['1 error']);
   });
+
+  it('says as a notice what the manifests run only without GPUs', () => {
+    const withImages = loadBaseline(
+      'baseline.yaml',
+      'fleet:\n  pools:\n    - { name: old, driver: "470.256.02", gpus: [V100], class: data-center }\nimages:\n  ghcr.io/acme/cpu: Dockerfile\n',
+      RULE_IDS,
+    ).baseline;
+    const job =
+      'apiVersion: batch/v1\nkind: Job\nmetadata: { name: cpu }\nspec:\n  template:\n    spec:\n      containers:\n        - { name: main, image: ghcr.io/acme/cpu:1 }\n';
+    const files = (gpu: boolean) => [
+      parseFile('Dockerfile', 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n', 'dockerfile'),
+      parseFile(
+        'job.yaml',
+        gpu
+          ? job.replace(
+              'image: ghcr.io/acme/cpu:1',
+              'image: ghcr.io/acme/cpu:1, resources: { limits: { nvidia.com/gpu: 1 } }',
+            )
+          : job,
+        'kubernetes',
+        { images: withImages.images },
+      ),
+    ];
+    const found = (gpu: boolean) =>
+      gate(files(gpu), withImages, kb)
+        .findings.filter((finding) => finding.ruleId === 'driver-floor' && finding.location.path === 'Dockerfile')
+        .map((finding) => finding.severity);
+    expect(found(false)).toEqual(['notice']);
+    expect(found(true)).toEqual(['error']);
+  });
 });

@@ -82,10 +82,8 @@ export class PipEnv {
     const uv = UV_VARIABLES.get(key);
     if (uv) this.settings.uv.set(uv, urls(value, valueSpan, span, uv));
     if (key === 'UV_TORCH_BACKEND') this.autoBackend = value === 'auto' ? span : undefined;
-    if (key === 'UV_TORCH_BACKEND' && /^(cu\d+|cpu)$/.test(value))
-      this.settings.uv.set('index-url', [
-        { kind: 'index-url', url: `https://download.pytorch.org/whl/${value}`, urlSpan: valueSpan, span },
-      ]);
+    const backend = key === 'UV_TORCH_BACKEND' ? torchBackendIndex(value, valueSpan, span) : undefined;
+    if (backend) this.settings.uv.set('index-url', [backend]);
   }
 
   /**
@@ -140,9 +138,17 @@ export class PipEnv {
     for (const word of command) {
       const eq = word.text.indexOf('=');
       if (eq <= 0 || !/^[A-Z_][A-Z0-9_]*$/.test(word.text.slice(0, eq))) break;
-      const kind = variables.get(word.text.slice(0, eq));
+      const key = word.text.slice(0, eq);
+      const kind = variables.get(key);
       const value = word.mapped.slice(eq + 1);
       if (kind) own.set(kind, urls(value.text, value.origin(0, value.length) ?? word.span, word.span, kind));
+      // `UV_TORCH_BACKEND=cu126 uv pip install torch` (axolotl's Dockerfile-uv-base): as --torch-backend=cu126.
+      if (tool === 'uv' && key === 'UV_TORCH_BACKEND') {
+        const backend = torchBackendIndex(value.text, value.origin(0, value.length) ?? word.span, word.span);
+        if (backend) own.set('index-url', [backend]);
+        else if (value.text === 'auto' && !hasOption(sink, context, 'torch-backend-auto'))
+          sink.options.push({ name: 'torch-backend-auto', span: word.span, context: context.id });
+      }
     }
     const given = new Set(context.indexes.map((index) => index.kind));
     for (const [kind, settings] of own) {
@@ -185,6 +191,12 @@ export class PipEnv {
     )
       sink.options.push({ name: 'torch-backend-auto', span: this.autoBackend, context: context.id });
   }
+}
+
+/** uv's `--torch-backend`/`UV_TORCH_BACKEND` value `cu126` or `cpu`: the PyTorch index it installs from. */
+function torchBackendIndex(value: string, urlSpan: Span, span: Span): Setting | undefined {
+  if (!/^(cu\d+|cpu)$/.test(value)) return undefined;
+  return { kind: 'index-url', url: `https://download.pytorch.org/whl/${value}`, urlSpan, span };
 }
 
 /**
