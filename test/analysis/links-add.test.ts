@@ -30,7 +30,8 @@ const atRelated = (related: Finding['related'][number]): string =>
 /**
  * Whether the installer's command that reaches `member` changes what is installed: it passes indexes of its own, or
  * it is uv's, which takes each package from the first index that has it where pip (the installer a file alone is read
- * with) compares versions across indexes (docs.astral.sh/uv/pip/compatibility/#packages-that-exist-on-multiple-indexes).
+ * with) compares versions across indexes
+ * (docs.astral.sh/uv/pip/compatibility/#packages-that-exist-on-multiple-indexes).
  */
 function installerChangesResolution(installer: ParsedFile, member: ParsedFile): boolean {
   const links = resolveLinks([installer, member]).get(installer) ?? [];
