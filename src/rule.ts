@@ -142,9 +142,10 @@ export function formatMessage(template: string, data: Readonly<Record<string, st
 
 /**
  * A reporter for a unit of a fleet rule that the checked files say is not what runs on the fleet
- * (src/analysis/runs.ts): its findings are notices with the reason (a Dockerfile run only without GPUs, pip-compile's input); for a stage only
- * built to be copied from, an error is a warning, since what runs is the stage that copies and it needs what this one
- * needs only where what it copies is CUDA code (nvcc links the CUDA runtime into what it builds by default).
+ * (src/analysis/runs.ts): its findings are notices with the reason (a Dockerfile run only without GPUs, pip-compile's
+ * input); for a stage only built to be copied from, an error is a warning, since what runs is the stage that copies
+ * and it needs what this one needs only where what it copies is CUDA code (nvcc links the CUDA runtime into what it
+ * builds by default).
  */
 export function heldLess<M extends string>(
   unit: Unit,
