@@ -389,6 +389,20 @@ function recordFrom({ sink, source, escape }: Reading, instruction: InstructionV
     sink.unresolved.push({ span: { start: imageArg.start, end }, text: reference, reason: unresolved });
     return;
   }
+  // BuildKit reads `FROM image [AS name]` and refuses any other count ("FROM requires either one or three
+  // arguments", moby/buildkit frontend/dockerfile/instructions/parse.go): `FROM Apache Spark 3.4.1`, and a comment
+  // after the image, which is no comment there ("Docker treats lines that begin with # as a comment … A # marker
+  // anywhere else in a line is treated as an argument", docs.docker.com/reference/dockerfile/#format).
+  if (!(args.length === 1 || (args.length === 3 && args[1]!.value.toUpperCase() === 'AS'))) {
+    const extra = args.slice(1);
+    const comment = extra.find((arg) => arg.value.startsWith('#'));
+    sink.problems.push({
+      span: { start: extra[0]!.start, end: extra.at(-1)!.end },
+      message: comment
+        ? `docker build refuses this FROM: a # after the start of a line is not a comment but more arguments, and FROM takes an image and, optionally, AS and a stage name; put the comment on a line of its own`
+        : `docker build refuses this FROM ("FROM requires either one or three arguments"): it takes an image and, optionally, AS and a stage name${args.length === 3 ? `, but its second word is "${args[1]!.value}"` : `, not ${args.length} words`}`,
+    });
+  }
   const commands = splitCommands(
     joinContinuations(source, imageArg.start, imageArg.end, escape),
     resolverFor(globals, globals, undefined),
