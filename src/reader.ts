@@ -69,9 +69,14 @@ export interface ReadFile {
 /**
  * The kind of a file an include leads to. `pip install -r` and `conda install --file` read any name as a
  * requirements list, and `conda env create -f` reads YAML: so a name we do not recognise is a requirements file
- * unless it ends in .yml/.yaml. A Dockerfile is included only by a manifest (a `dockerfile` include), read as one.
+ * unless it ends in .yml/.yaml; a file COPY renames is read by the name it is installed by (`target`). A Dockerfile is
+ * included only by a manifest (a `dockerfile` include), read as one.
  */
-export function includedKind(path: string): FileKind {
+export function includedKind(path: string, target?: string): FileKind {
+  // The name the installer reads it by, where it names a format: `COPY pyproject_other.toml ./pyproject.toml` then
+  // `pip install .` reads a pyproject.toml (FastVideo's ROCm Dockerfile).
+  const named = target === undefined ? undefined : formatByName(target.slice(target.lastIndexOf('/') + 1));
+  if (named && named.units !== 'stages') return named.kind;
   const format = formatByName(path);
   if (format && format.units !== 'stages') return format.kind;
   return /\.ya?ml$/i.test(path) ? 'conda' : 'requirements';
@@ -132,7 +137,10 @@ export function* readRepository(
       );
       if (link !== undefined && !taken.has(link)) {
         taken.set(link, false);
-        queue.push({ path: link, kind: include.kind === 'dockerfile' ? 'dockerfile' : includedKind(link) });
+        queue.push({
+          path: link,
+          kind: include.kind === 'dockerfile' ? 'dockerfile' : includedKind(link, include.target),
+        });
       }
       return link;
     });

@@ -331,6 +331,26 @@ describe('gateRepository', () => {
     expect(checked.report).toEqual(whole(files));
   });
 
+  it('reads a file a COPY renames by the name it is installed by (FastVideo: pyproject_other.toml as pyproject.toml)', () => {
+    const files = new Map([
+      [
+        'Dockerfile',
+        'FROM rocm/dev-ubuntu-22.04\nWORKDIR /app\nCOPY pyproject_other.toml ./pyproject.toml\nRUN pip install -e ".[rocm]"\n',
+      ],
+      ['pyproject_other.toml', '[project]\nname = "app"\nversion = "0.1.0"\ndependencies = ["numpy==1.26.4"]\n'],
+    ]);
+    const reader: RepositoryReader = {
+      read: (path, kind) =>
+        files.has(path) ? { path, kind: kind ?? 'dockerfile', text: files.get(path)! } : undefined,
+      isFile: (path) => files.has(path),
+    };
+    const read = [...readRepository(kinded(['Dockerfile']), reader, true)].map((file) => file.source);
+    expect(read.map((source) => `${source.path} ${source.kind}`)).toEqual([
+      'Dockerfile dockerfile',
+      'pyproject_other.toml pyproject',
+    ]);
+  });
+
   it('refuses two files with one path', () => {
     const file: SourceFile = { path: 'requirements.txt', kind: 'requirements', text: 'torch==2.6.0\n' };
     expect(() => sourceReader([file, file])).toThrow(/two files have the path requirements.txt/);

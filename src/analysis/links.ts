@@ -119,7 +119,7 @@ class CopyIndex {
         else if (/[*?[]/.test(path)) this.patterns.push(group);
         else {
           push(this.byName, baseName(path), group);
-          push(this.byDestination, copy.destination, group);
+          push(this.byDestination, inImage(copy.destination), group);
         }
       }
     }
@@ -191,7 +191,7 @@ class CopyIndex {
     if (known) return known;
     const groups = new Set([
       ...(this.byName.get(baseName(target)) ?? []),
-      ...(this.byDestination.get(target) ?? []),
+      ...(this.byDestination.get(inImage(target)) ?? []),
       ...this.patterns,
       ...this.directories,
     ]);
@@ -211,6 +211,12 @@ class CopyIndex {
     this.answers.set(key, out);
     return out;
   }
+}
+
+/** A path in the image as COPY and pip write it, without the `./` that names the working directory (mlrun's
+ * `COPY … ./mlrun-image-requirements.txt` and `pip install -r mlrun-image-requirements.txt` are one file). */
+function inImage(path: string): string {
+  return path.replace(/^(?:\.\/+)+/, '');
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -249,8 +255,8 @@ function pathsInsideCopy(copy: CopyFact, source: string, target: string): string
     if (asFile !== undefined) out.push(asFile);
   }
   if (shape !== 'file') {
-    const dest = copy.destination.replace(/\/+$/, '');
-    if (!target.startsWith('/')) out.push(`${source.replace(/\/+$/, '')}/${target}`);
+    const dest = inImage(copy.destination).replace(/\/+$/, '');
+    if (!target.startsWith('/')) out.push(`${source.replace(/\/+$/, '')}/${inImage(target)}`);
     else if (target.startsWith(`${dest}/`)) out.push(`${source.replace(/\/+$/, '')}/${target.slice(dest.length + 1)}`);
   }
   return out;
@@ -258,7 +264,8 @@ function pathsInsideCopy(copy: CopyFact, source: string, target: string): string
 
 /** The source-relative path of `target` if COPY of the file `source` put it there. */
 function fileInsideCopy(copy: CopyFact, source: string, target: string): string | undefined {
-  const destination = copy.destination;
+  const destination = inImage(copy.destination);
+  target = inImage(target);
   const sourceBase = baseName(source);
   const targetBase = target.split('/').pop() ?? target;
   if (
