@@ -55,8 +55,12 @@ export function yamlByContent(path: string): boolean {
   return YAML_OR_TEMPLATE.test(path) && !classifyPath(path);
 }
 
-/** A YAML file, or one kept as a template of one (envsubst, Go or Jinja templates). */
-const YAML_OR_TEMPLATE = /\.ya?ml(?:\.(?:template|tmpl|tpl|j2|jinja2?|in))?$/i;
+/**
+ * A YAML file, or one kept as a template of one (envsubst, Go or Jinja templates): `.yaml.template` and
+ * awsome-distributed-training's `.yaml-template` and `.template`, Terraform's `.tftpl` (the extension its
+ * templatefile docs recommend; ai-on-gke keeps its GPU Deployments so).
+ */
+const YAML_OR_TEMPLATE = /(?:\.ya?ml(?:[.-](?:template|tmpl|tpl|tftpl|j2|jinja2?|in))?|\.tftpl|\.template)$/i;
 
 /**
  * A Kubernetes manifest with workloads, by shape (src/parsers/kubernetes/kinds.ts): a top-level `apiVersion:` and
