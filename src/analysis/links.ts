@@ -1,5 +1,6 @@
 import type { CopyFact, IncludeFact, ParsedFile } from '../parsers/facts.js';
 import { formatOf } from '../parsers/formats.js';
+import { posix } from 'node:path';
 import { dirname, joinRepo } from './paths.js';
 import { StageTree } from './stages.js';
 
@@ -32,7 +33,13 @@ export function includeCandidates(file: ParsedFile, include: IncludeFact): strin
       ? unique(contexts.map((context) => joinRepo(context, include.cloned!.path)))
       : [];
   const candidates: (string | undefined)[] = [];
-  for (const relative of CopyIndex.of(file).sourcesOf(stage, target))
+  const copies = CopyIndex.of(file);
+  // In the stage's WORKDIR first (`COPY . /workspace/workflow`, `WORKDIR /workspace/workflow/optimization`, `pip
+  // install -r requirements.txt`: optimization/requirements.txt); then the path as written, matched as before.
+  if (include.workdir !== undefined)
+    for (const relative of copies.sourcesOf(stage, posix.join(include.workdir, inImage(target))))
+      for (const context of contexts) candidates.push(joinRepo(context, relative));
+  for (const relative of copies.sourcesOf(stage, target))
     for (const context of contexts) candidates.push(joinRepo(context, relative));
   if (!target.startsWith('/') && !include.copiedOnly)
     for (const context of contexts) candidates.push(joinRepo(context, target));
@@ -120,6 +127,8 @@ class CopyIndex {
         else {
           push(this.byName, baseName(path), group);
           push(this.byDestination, inImage(copy.destination), group);
+          const absolute = absoluteDestination(copy);
+          if (absolute !== undefined) push(this.byDestination, absolute, group);
         }
       }
     }
@@ -213,6 +222,17 @@ class CopyIndex {
   }
 }
 
+/**
+ * A relative COPY destination as a path in the image, where the stage's WORKDIR at the COPY is known (`COPY . .` under
+ * `WORKDIR /app` writes to /app); a destination that names a folder keeps its trailing slash.
+ */
+function absoluteDestination(copy: CopyFact): string | undefined {
+  if (copy.workdir === undefined || copy.destination.startsWith('/')) return undefined;
+  const folder = copy.destination === '.' || copy.destination.endsWith('/');
+  const joined = posix.join(copy.workdir, copy.destination);
+  return folder && !joined.endsWith('/') ? `${joined}/` : joined;
+}
+
 /** A path in the image as COPY and pip write it, without the `./` that names the working directory (mlrun's
  * `COPY … ./mlrun-image-requirements.txt` and `pip install -r mlrun-image-requirements.txt` are one file). */
 function inImage(path: string): string {
@@ -256,8 +276,12 @@ function pathsInsideCopy(copy: CopyFact, source: string, target: string): string
   }
   if (shape !== 'file') {
     const dest = inImage(copy.destination).replace(/\/+$/, '');
-    if (!target.startsWith('/')) out.push(`${source.replace(/\/+$/, '')}/${inImage(target)}`);
-    else if (target.startsWith(`${dest}/`)) out.push(`${source.replace(/\/+$/, '')}/${target.slice(dest.length + 1)}`);
+    const absolute = absoluteDestination(copy)?.replace(/(.)\/+$/, '$1');
+    const folder = source.replace(/\/+$/, '');
+    if (!target.startsWith('/')) out.push(`${folder}/${inImage(target)}`);
+    else if (target.startsWith(`${dest}/`)) out.push(`${folder}/${target.slice(dest.length + 1)}`);
+    else if (absolute !== undefined && target.startsWith(absolute === '/' ? '/' : `${absolute}/`))
+      out.push(`${folder}/${target.slice(absolute === '/' ? 1 : absolute.length + 1)}`);
   }
   return out;
 }
@@ -265,12 +289,14 @@ function pathsInsideCopy(copy: CopyFact, source: string, target: string): string
 /** The source-relative path of `target` if COPY of the file `source` put it there. */
 function fileInsideCopy(copy: CopyFact, source: string, target: string): string | undefined {
   const destination = inImage(copy.destination);
+  const absolute = absoluteDestination(copy);
   target = inImage(target);
   const sourceBase = baseName(source);
   const targetBase = target.split('/').pop() ?? target;
   if (
     targetBase === sourceBase ||
     target === destination ||
+    target === absolute ||
     (destination.endsWith('/') && target === `${destination}${sourceBase}`)
   )
     return source;

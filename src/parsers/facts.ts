@@ -151,6 +151,11 @@ export interface IncludeFact extends Spanned {
    * never one a COPY of the build context brought.
    */
   readonly cloned?: { readonly url: string; readonly path: string };
+  /**
+   * A Dockerfile's relative path: the stage's working directory at the RUN, where the file says it (WORKDIR) and the
+   * RUN changes none. `target` is then that folder's file in the image.
+   */
+  readonly workdir?: string;
 }
 
 export interface VersionClause {
@@ -294,6 +299,8 @@ export interface CopyFact extends Spanned {
   readonly stage: number;
   readonly sources: readonly { readonly path: string; readonly span: Span }[];
   readonly destination: string;
+  /** The stage's working directory at the COPY, for a relative destination, where the file says it (WORKDIR). */
+  readonly workdir?: string;
   /** `COPY --from=X` as written: a stage's name or index, or an image. */
   readonly fromStage?: string;
   /** The earlier stage of the file `fromStage` names, where it names one (an image's copy has none). */

@@ -14,6 +14,49 @@ function candidates(...lines: string[]): string[][] {
 }
 
 describe('an install of a file in the image', () => {
+  it("reads a relative path in the stage's WORKDIR, through a COPY written relative to an earlier one", () => {
+    // GenerativeAIExamples' workflow agent: `COPY . workflow` under WORKDIR /workspace, then WORKDIR into a subfolder.
+    expect(
+      candidates(
+        'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04',
+        'WORKDIR /workspace',
+        'COPY . workflow',
+        'WORKDIR workflow/optimization',
+        'RUN pip install -r requirements.txt',
+      )[0]!.slice(0, 2),
+    ).toEqual(['docker/optimization/requirements.txt', 'optimization/requirements.txt']);
+    // A stage FROM another keeps its WORKDIR; a WORKDIR naming a variable, or a RUN that changes directory, is not
+    // followed (the path is matched as written, as before).
+    expect(
+      candidates(
+        'FROM python:3.11 AS base',
+        'WORKDIR /app',
+        'COPY . .',
+        'FROM base',
+        'WORKDIR sub',
+        'RUN pip install -r requirements.txt',
+      )[0]![0],
+    ).toBe('docker/sub/requirements.txt');
+    expect(
+      candidates(
+        'FROM python:3.11',
+        'WORKDIR /app',
+        'COPY . .',
+        'WORKDIR $DIR',
+        'RUN pip install -r requirements.txt',
+      )[0]![0],
+    ).toBe('docker/requirements.txt');
+    expect(
+      candidates(
+        'FROM python:3.11',
+        'WORKDIR /app',
+        'COPY . .',
+        'WORKDIR sub',
+        'RUN cd /app && pip install -r requirements.txt',
+      )[0]![0],
+    ).toBe('docker/requirements.txt');
+  });
+
   it('leads through COPY --from of an earlier stage to what that stage copied from the context', () => {
     expect(
       candidates(

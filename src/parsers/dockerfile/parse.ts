@@ -1,4 +1,13 @@
-import { FactSink, isStandardInput, MAY_NOT_RUN, type CopyFact, type ImageFact, type ParsedFile } from '../facts.js';
+import {
+  FactSink,
+  isStandardInput,
+  MAY_NOT_RUN,
+  type CopyFact,
+  type ImageFact,
+  type IncludeFact,
+  type ParsedFile,
+} from '../facts.js';
+import { posix } from 'node:path';
 import { SourceText, type Span } from '../source.js';
 import { parseImageRef } from '../image-ref.js';
 import { installExport, lockExport, mayInstall, recordInstallCommand, type LockExport } from '../installers.js';
@@ -100,6 +109,8 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
   const stageEnvs: StageEnv[] = [];
   /** The index settings pip and uv read from the image (ENV PIP_*, UV_*, pip config), by stage index. */
   const pipEnvs: PipEnv[] = [];
+  /** Each stage's working directory where the file says it (WORKDIR), by stage index; undefined: not known. */
+  const workdirs: (string | undefined)[] = [];
 
   for (const instruction of instructions) {
     const span = instruction.span;
@@ -154,6 +165,8 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           const parent = sink.images.at(-1)?.fromStage;
           reading.inline.stageBuiltOn(stage, parent);
           stageEnvs[stage] = new StageEnv(parent === undefined ? undefined : stageEnvs[parent]);
+          // A stage built FROM another starts in its directory; one FROM an image, in the image's (not known here).
+          workdirs[stage] = parent === undefined ? undefined : workdirs[parent];
           pipEnvs[stage] = new PipEnv(parent === undefined ? undefined : pipEnvs[parent]);
           const fromImage = parent === undefined ? imageCudaVersion(sink.images.at(-1)) : undefined;
           if (fromImage) {
@@ -163,7 +176,11 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           sink.stages.push({ index: stage, span, ...(name ? { name } : {}) });
           break;
         }
-        case 'RUN':
+        case 'WORKDIR':
+          if (stage >= 0) workdirs[stage] = nextWorkdir(workdirs[stage], source.text.slice(span.start, span.end));
+          break;
+        case 'RUN': {
+          const before = sink.includes.length;
           recordRun(
             reading,
             span,
@@ -171,7 +188,9 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
             resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent),
             pipEnvs[stage],
           );
+          inWorkdir(sink.includes, before, workdirs[stage], source.text.slice(span.start, span.end));
           break;
+        }
         case 'COPY':
         case 'ADD': {
           noteInlineCopy(reading, span, Math.max(stage, 0));
@@ -183,6 +202,8 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
             sink.copies[sink.copies.length - 1] = copy = { ...copy, fromIndex: from };
             carryExports(reading.exports, copy, Math.max(stage, 0));
           }
+          if (copy && workdirs[stage] !== undefined && !copy.destination.startsWith('/'))
+            sink.copies[sink.copies.length - 1] = copy = { ...copy, workdir: workdirs[stage] };
           if (copy) reading.inline.copied(Math.max(stage, 0), copy);
           pipEnvs[stage]?.noteCopy(copy);
           break;
@@ -228,6 +249,34 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
   };
   sink.suppressions.push(...findSuppressions(source, statementEnd));
   return sink.finish(path, 'dockerfile', source);
+}
+
+/**
+ * The working directory after a `WORKDIR` instruction (its whole text): an absolute path, or a relative one joined
+ * to the directory before it ("If a relative path is provided, it will be relative to the path of the previous
+ * WORKDIR instruction", docs.docker.com/reference/dockerfile/#workdir). Not known where it names a variable.
+ */
+function nextWorkdir(current: string | undefined, instruction: string): string | undefined {
+  let path = instruction.replace(/^\s*\S+\s+/, '').trim();
+  const json = /^\[\s*"([^"]*)"\s*\]$/.exec(path);
+  if (json) path = json[1]!;
+  path = path.replace(/^(["'])(.*)\1$/, '$2');
+  if (path === '' || /[$\s\\]/.test(path)) return undefined;
+  if (path.startsWith('/')) return posix.normalize(path).replace(/(.)\/+$/, '$1');
+  return current === undefined ? undefined : posix.join(current, path).replace(/(.)\/+$/, '$1');
+}
+
+/**
+ * The working directory of the includes a RUN recorded (from `first` on), for a relative path: the stage's WORKDIR,
+ * where it is known and the RUN changes no directory (a `cd` or `pushd` is followed for clones only).
+ */
+function inWorkdir(includes: readonly IncludeFact[], first: number, workdir: string | undefined, run: string): void {
+  if (workdir === undefined || includes.length === first || /(?:^|[\s;&|(])(?:cd|pushd)\s/.test(run)) return;
+  for (let i = first; i < includes.length; i++) {
+    const include = includes[i]!;
+    if (include.kind !== 'dockerfile' && !include.cloned && !include.target.startsWith('/'))
+      (include as { workdir?: string }).workdir = workdir;
+  }
 }
 
 /**
