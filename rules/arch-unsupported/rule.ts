@@ -69,13 +69,14 @@ export default defineRule({
           ? withoutEntries(
               env.value,
               misses.map(({ entry }) => entry),
+              list.entries,
             )
           : undefined;
         const fix: Fix | undefined =
           rest === undefined
             ? undefined
             : {
-                title: `Drop ${misses.map(({ entry }) => entry.text).join(', ')} from ${env.key} (CUDA ${cuda} cannot compile ${misses.length === 1 ? 'it' : 'them'})`,
+                title: `Drop ${[...new Set(misses.map(({ entry }) => entry.text))].join(', ')} from ${env.key} (CUDA ${cuda} cannot compile ${misses.length === 1 ? 'it' : 'them'})`,
                 safety: 'safe',
                 edits: [{ path: unit.root.path, range: [env.valueSpan.start, env.valueSpan.end], text: rest }],
               };

@@ -6,6 +6,7 @@ import { cite, isUnverified, runsOn, type GpuInfo, type KnowledgeBase } from '..
 import type { Pool } from '../../src/baseline/schema.js';
 import { heldLess, defineRule, helpText, type Draft, type Reporter, type UnitVerdict } from '../../src/rule.js';
 import { fleetScope } from '../../src/analysis/runs.js';
+import { torchArchEntries } from '../../src/analysis/arch-lists.js';
 import { selectPools } from '../../src/analysis/placement.js';
 import { originRelated, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
@@ -350,7 +351,10 @@ function checkTorchBuild(
 }
 
 function checkArchList(file: ParsedFile, env: EnvFact, fleet: readonly FleetGpu[], report: Reporter<MessageId>): void {
-  const entries = env.value.split(/[;\s]+/).filter(Boolean);
+  const entries = env.value
+    .split(/[;\s]+/)
+    .filter(Boolean)
+    .flatMap((entry) => torchArchEntries(entry));
   const sass: string[] = [];
   const ptx: string[] = [];
   for (const entry of entries) {

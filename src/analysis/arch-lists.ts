@@ -27,13 +27,43 @@ export interface ArchEntry {
 }
 
 /**
- * The numbered entries of a list; names (`Volta`, `all`, `native`) are left out: they are not one compute capability,
- * and CMake's `all`/`all-major`/`native` follow the compiler.
+ * The names PyTorch's extension builder reads in TORCH_CUDA_ARCH_LIST, and the capabilities each stands for
+ * (pytorch/pytorch torch/utils/cpp_extension.py, `_get_cuda_arch_flags`: `named_arches`).
+ */
+const TORCH_NAMED_ARCHES: ReadonlyMap<string, readonly string[]> = new Map([
+  ['kepler+tesla', ['3.7']],
+  ['kepler', ['3.5+PTX']],
+  ['maxwell+tegra', ['5.3']],
+  ['maxwell', ['5.0', '5.2+PTX']],
+  ['pascal', ['6.0', '6.1+PTX']],
+  ['volta+tegra', ['7.2']],
+  ['volta', ['7.0+PTX']],
+  ['turing', ['7.5+PTX']],
+  ['ampere+tegra', ['8.7']],
+  ['ampere', ['8.0', '8.6+PTX']],
+  ['ada', ['8.9+PTX']],
+  ['hopper', ['9.0+PTX']],
+]);
+
+/** A TORCH_CUDA_ARCH_LIST entry as PyTorch reads it: a name as the entries it stands for, else itself. */
+export function torchArchEntries(entry: string): readonly string[] {
+  return TORCH_NAMED_ARCHES.get(entry.toLowerCase()) ?? [entry];
+}
+
+/**
+ * The entries of a list: numbered ones, and in TORCH_CUDA_ARCH_LIST the names PyTorch expands (`Pascal` is 6.0 and
+ * 6.1, each an entry written `Pascal` at the name's offset). Other names (CMake's `all`, `all-major`, `native`) are
+ * left out: they follow the compiler.
  */
 export function archEntries(value: string, style: 'torch' | 'cmake'): ArchEntry[] {
   const entries: ArchEntry[] = [];
   for (const match of value.matchAll(/[^;\s]+/g)) {
     const text = match[0];
+    const named = style === 'torch' ? TORCH_NAMED_ARCHES.get(text.toLowerCase()) : undefined;
+    if (named) {
+      for (const each of named) entries.push({ text, cc: each.replace('+PTX', ''), offset: match.index });
+      continue;
+    }
     const cc =
       style === 'torch'
         ? /^(\d+\.\d+)[af]?(\+PTX)?$/i.exec(text)?.[1]
@@ -106,9 +136,17 @@ export function archList(env: EnvFact): { style: 'torch' | 'cmake'; entries: Arc
 
 /**
  * The list without `drop`, separators kept as the list writes them; undefined when nothing would remain (a build
- * with no architecture is no fix).
+ * with no architecture is no fix), or when a name of `all` (the list's entries) would go with only some of what it
+ * stands for.
  */
-export function withoutEntries(value: string, drop: readonly ArchEntry[]): string | undefined {
+export function withoutEntries(
+  value: string,
+  drop: readonly ArchEntry[],
+  all: readonly ArchEntry[] = drop,
+): string | undefined {
+  // A name that stands for several capabilities (`Ampere`: 8.0 and 8.6) is dropped only with all of them.
+  if (all.some((entry) => !drop.includes(entry) && drop.some((other) => other.offset === entry.offset)))
+    return undefined;
   const keep = [...value.matchAll(/[^;\s]+/g)].filter((match) => !drop.some((entry) => entry.offset === match.index));
   if (keep.length === 0) return undefined;
   const separator = value.includes(';') ? ';' : ' ';

@@ -659,16 +659,17 @@ function archListMoves(
   for (const env of envOfStage(unit.root, unit.stage)) {
     // Only what the knowledge base says the new CUDA cannot compile is dropped; an entry it does not list stays (the
     // gate says so at its line).
-    const misses = (archList(env)?.entries ?? []).flatMap((entry) => {
+    const entries = archList(env)?.entries ?? [];
+    const misses = entries.flatMap((entry) => {
       const miss = archMiss(entry.cc, cuda, kb);
       return miss && miss.reason !== 'unknown' ? [{ entry, miss }] : [];
     });
     if (misses.length === 0) continue;
     const drop = misses.map(({ entry }) => entry);
-    const rest = withoutEntries(env.value, drop);
+    const rest = withoutEntries(env.value, drop, entries);
     if (rest === undefined) {
       out.reasons.push(
-        `${env.key}="${env.value}" names only architectures CUDA ${cuda} cannot compile; choose the GPUs to build for by hand`,
+        `${env.key}="${env.value}" names only architectures CUDA ${cuda} cannot compile, or a name that stands for some it can and some it cannot; choose the GPUs to build for by hand`,
       );
       continue;
     }
