@@ -1,7 +1,7 @@
 import { formatOf } from '../parsers/formats.js';
 import type { ContainerFact, ImageFact, IndexFact, PackageFact, ParsedFile } from '../parsers/facts.js';
 import type { TextEdit } from '../finding.js';
-import { latestImagePatch, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
+import { imagePatchFor, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
 import { configCuda } from '../images/config.js';
 import type { Span } from '../parsers/source.js';
 import {
@@ -341,7 +341,7 @@ function imageClaim(file: ParsedFile, image: ImageFact, kb: KnowledgeBase): Cuda
     image,
     record: known.record,
     rewrite: nvidia
-      ? (target) => rewriteNvidiaCudaTag({ file, image, version: nvidia.version, cudnn: nvidia.cudnn }, target, kb)
+      ? (target) => rewriteNvidiaCudaTag({ file, image, ...nvidia }, target, kb)
       : image.registry === 'nvcr.io' && !known.fromConfig
         ? (target) => rewriteNgcTag(file, image, target, kb)
         : undefined,
@@ -370,7 +370,12 @@ export interface ImageCuda {
   /** Where the tag is read from the image's own config rather than the knowledge snapshot. */
   readonly fromConfig: boolean;
   /** An nvidia/cuda tag's parts (a fix can rewrite those). */
-  readonly nvidiaCuda?: { readonly version: string; readonly cudnn: string | undefined };
+  readonly nvidiaCuda?: {
+    readonly version: string;
+    readonly cudnn: string | undefined;
+    readonly os: string | undefined;
+    readonly osVersion: string | undefined;
+  };
 }
 
 /**
@@ -411,7 +416,7 @@ function snapshotCuda(image: ImageFact, tag: string, kb: KnowledgeBase): ImageCu
           cuda: parsed.version,
           precision: 'minor',
           fromConfig: false,
-          nvidiaCuda: { version: parsed.version, cudnn: parsed.cudnn },
+          nvidiaCuda: { version: parsed.version, cudnn: parsed.cudnn, os: parsed.os, osVersion: parsed.osVersion },
         }
       : undefined;
   }
@@ -509,11 +514,13 @@ interface NvidiaCudaImage {
   readonly file: ParsedFile;
   readonly image: ImageFact;
   readonly version: string;
-  readonly cudnn: string | undefined;
+  readonly cudnn?: string | undefined;
+  readonly os?: string | undefined;
+  readonly osVersion?: string | undefined;
 }
 
 function rewriteNvidiaCudaTag(
-  { file, image, version, cudnn }: NvidiaCudaImage,
+  { file, image, version, cudnn, os, osVersion }: NvidiaCudaImage,
   target: string,
   kb: KnowledgeBase,
 ): TextEdit[] | undefined {
@@ -521,8 +528,11 @@ function rewriteNvidiaCudaTag(
   if (!map) return undefined;
   const minor = cudaMajorMinor(target);
   if (!minor) return undefined;
-  const full = parseCuda(target)?.patch !== undefined ? target : latestImagePatch(kb, minor);
+  // Only to a tag NVIDIA publishes: 12.8.1 has no ubuntu18.04 images (that OS ends at 12.1.0, so 12.1 is 12.1.0
+  // there), and moving the OS is a choice about the image's packages and Python, not an edit of its CUDA.
+  const full = parseCuda(target)?.patch !== undefined ? target : imagePatchFor(kb, minor, os, osVersion);
   if (!full) return undefined;
+  if (os && osVersion && kb.nvidiaCudaOs(os, osVersion, full)?.published === false) return undefined;
   const spelling = cudnn ? kb.cudnnSpelling(full)?.spelling : undefined;
   if (cudnn && !spelling) return undefined;
   // The version may live in an ARG default and the cuDNN part in the FROM line: edit each where it is.

@@ -1088,6 +1088,30 @@ export function latestImagePatch(kb: KnowledgeBase, minor: string): string | und
   });
 }
 
+/**
+ * The newest nvidia/cuda image update of a CUDA major.minor published for an OS (`12.1` on ubuntu18.04 → 12.1.0, as
+ * that OS ends there), or undefined where none is; without an OS, latestImagePatch.
+ */
+export function imagePatchFor(
+  kb: KnowledgeBase,
+  minor: string,
+  os: string | undefined,
+  osVersion: string | undefined,
+): string | undefined {
+  const newest = latestImagePatch(kb, minor);
+  if (!os || !osVersion || !newest || kb.nvidiaCudaOs(os, osVersion, newest)?.published !== false) return newest;
+  const updates = [
+    ...new Set([
+      ...kb.cudnnDevelVersionsSeen().filter((version) => minorOf(version) === minor),
+      ...kb
+        .cudaReleases()
+        .filter((row) => row.linux && minorOf(row.version) === minor)
+        .map((row) => row.version),
+    ]),
+  ].sort((a, b) => compareDotted(b, a));
+  return updates.find((version) => kb.nvidiaCudaOs(os, osVersion, version)?.published !== false);
+}
+
 /** The newest update of a CUDA major.minor (`12.4` → 12.4.1), verified rows preferred. */
 export function latestCudaPatch(kb: KnowledgeBase, minor: string): string | undefined {
   return kb.memoized(`latestPatch:${minor}`, () => computeLatestCudaPatch(kb, minor));

@@ -22,7 +22,7 @@ import type { Baseline, Pool } from '../baseline/schema.js';
 import type { PackageFact, ParsedFile } from '../parsers/facts.js';
 import type { Finding, Location, TextEdit } from '../finding.js';
 import { gate } from '../gate.js';
-import { cite, latestImagePatch, type KnowledgeBase, type TorchRelease } from '../knowledge/index.js';
+import { cite, imagePatchFor, latestImagePatch, type KnowledgeBase, type TorchRelease } from '../knowledge/index.js';
 import { parseFile } from '../parsers/index.js';
 import { formatOf } from '../parsers/formats.js';
 import { affectedFiles } from '../reader.js';
@@ -756,6 +756,15 @@ function claimHold(claim: CudaClaim, cuda: string, kb: KnowledgeBase): string | 
       return `${claim.subject}: no tag of ${claim.image.repository} with CUDA ${cuda} is in the knowledge base (NGC's release notes as of ${kb.retrieved})${said}; pick one from NGC's support matrix by hand`;
     }
   }
+  // nvidia/cuda publishes each OS for a range of CUDA releases: ubuntu18.04 ends at 12.1.0.
+  const nvidia =
+    claim.kind === 'image' && claim.image?.tag && kb.isNvidiaCuda(claim.image.registry, claim.image.repository)
+      ? kb.nvidiaCudaTag(claim.image.tag)
+      : undefined;
+  const patch = latestImagePatch(kb, cuda) ?? cuda;
+  const os = nvidia?.os && nvidia.osVersion ? kb.nvidiaCudaOs(nvidia.os, nvidia.osVersion, patch) : undefined;
+  if (os && !os.published && !imagePatchFor(kb, cuda, nvidia!.os, nvidia!.osVersion))
+    return `${claim.subject}: nvidia/cuda ${patch} images are not published for ${nvidia!.os}${nvidia!.osVersion} (${nvidia!.os}${nvidia!.osVersion} ${os.row.from && compareDotted(patch, os.row.from) < 0 ? `from ${os.row.from}` : `up to ${os.row.through}`}); move to a newer OS by hand (its packages and Python change with it)`;
   const pytorchImage =
     claim.kind === 'image' && !claim.image?.registry && claim.image?.repository === 'pytorch/pytorch' && claim.image.tag
       ? kb.pytorchImageTag(claim.image.tag)
