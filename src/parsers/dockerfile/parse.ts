@@ -33,6 +33,11 @@ interface Reading {
   readonly inline: InlineFiles;
   /** Folders the stages clone repositories into, whose files an install may name (Clones). */
   readonly clones: Clones;
+  /**
+   * A Python-format template (`FROM {base_image}`, filled in by str.format or str.replace before the build, as
+   * modelscope's docker/build_image.py does): a RUN with `{name}` placeholders is said not checked, not misread.
+   */
+  formatTemplate?: boolean;
 }
 
 /** Lines of here-documents one Dockerfile's installs read in all (each install reads its file's lines again). */
@@ -419,7 +424,13 @@ interface FromPlace {
   readonly stageNames: ReadonlyMap<string, number>;
 }
 
-function recordFrom({ sink, source, escape }: Reading, instruction: InstructionView, where: FromPlace): void {
+/** A Python-format placeholder at the start of an image: `{base_image}` (not `${VAR}`, not `{{ … }}`). */
+const FORMAT_PLACEHOLDER_START = /^\{[A-Za-z_][A-Za-z0-9_]*\}/;
+/** A Python-format placeholder anywhere in a RUN: `{torch_version}`, not the shell's `${VAR}`. */
+const FORMAT_PLACEHOLDER = /(?<![$\w{])\{[A-Za-z_][A-Za-z0-9_]*\}(?!\})/;
+
+function recordFrom(reading: Reading, instruction: InstructionView, where: FromPlace): void {
+  const { sink, source, escape } = reading;
   const { span, stage, globals, stageNames } = where;
   const args = instruction.args();
   const platform = instruction.flag('platform') ?? undefined;
@@ -428,10 +439,14 @@ function recordFrom({ sink, source, escape }: Reading, instruction: InstructionV
     sink.problems.push({ span, message: 'FROM needs an image' });
     return;
   }
-  if (imageArg.value.startsWith('{{')) {
-    // `FROM {{ SRC_IMAGE }}`: a Dockerfile template (Jinja, Go), whose image is filled in when it is rendered.
-    const close = source.text.indexOf('}}', imageArg.start);
-    const end = close < 0 || close > span.end ? imageArg.end : close + 2;
+  const formatPlaceholder = FORMAT_PLACEHOLDER_START.test(imageArg.value);
+  if (imageArg.value.startsWith('{{') || formatPlaceholder) {
+    // `FROM {{ SRC_IMAGE }}`: a Dockerfile template (Jinja, Go), whose image is filled in when it is rendered; `FROM
+    // {base_image}`: a Python-format one.
+    if (formatPlaceholder) reading.formatTemplate = true;
+    const closing = formatPlaceholder ? '}' : '}}';
+    const close = source.text.indexOf(closing, imageArg.start);
+    const end = close < 0 || close > span.end ? imageArg.end : close + closing.length;
     const reference = source.text.slice(imageArg.start, end);
     const unresolved = `${reference} is a template placeholder, filled in when the Dockerfile is rendered`;
     sink.images.push({ span: { start: imageArg.start, end }, stage, reference, ...parseImageRef(''), unresolved });
@@ -550,14 +565,20 @@ function runsScript(words: readonly string[]): boolean {
   );
 }
 
-function recordRun(
-  { sink, source, escape, exports, inline, clones }: Reading,
-  span: Span,
-  stage: number,
-  resolve: Resolver,
-  pip: PipEnv | undefined,
-): void {
+function recordRun(reading: Reading, span: Span, stage: number, resolve: Resolver, pip: PipEnv | undefined): void {
+  const { sink, source, escape, exports, inline, clones } = reading;
   const text = source.text;
+  const placeholder = reading.formatTemplate ? FORMAT_PLACEHOLDER.exec(text.slice(span.start, span.end)) : null;
+  if (placeholder) {
+    const at = span.start + placeholder.index;
+    sink.unresolved.push({
+      span: { start: at, end: at + placeholder[0].length },
+      text: placeholder[0],
+      reason:
+        'this Dockerfile is a Python-format template (its FROM is a placeholder too), filled in when it is rendered, so the RUN is read only then',
+    });
+    return;
+  }
   const firstLineEnd = Math.min(span.end, (text.indexOf('\n', span.start) + 1 || text.length + 1) - 1);
   const firstLine = text.slice(span.start, firstLineEnd);
   const keywordEnd = span.start + (/^\s*\S+/.exec(firstLine)?.[0].length ?? 3);
