@@ -107,6 +107,10 @@ export default defineRule({
         // "3.9"`) are never installed together.
         if (!mayHoldTogether(claim.package?.markers, target.package?.markers)) return [];
         const relation = compareClaims(claim, target);
+        // NVIDIA's component wheels of one major at different minors (levanter's lock: nvcc 12.9.86 beside cupti
+        // 12.8.90, as jax-cuda12-plugin's independent floors resolve) are separate libraries, each loaded on its own;
+        // neither is the CUDA the other runs on, so the first one listed is no target to hold the rest to.
+        if (relation === 'minor' && claim.kind === 'nvidia-wheel' && target.kind === 'nvidia-wheel') return [];
         return relation === 'same' ? [] : [{ claim, relation }];
       });
       // Builds a meta-package pulls in for every CUDA major (nixl on nixl-cu12 and nixl-cu13), whose sibling for the
