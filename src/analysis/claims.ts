@@ -654,6 +654,7 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, cl
     !(pkg.localLabel && pkg.build) &&
     !pkg.channel &&
     !CONDA_CUDA_PACKAGES.has(pkg.name) &&
+    !CUDA_BINDINGS.has(pkg.name) &&
     !CUDA_SELECTOR.test(pkg.name)
   )
     return claims;
@@ -692,6 +693,10 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, cl
 export const CUDA_SELECTOR = /^cuda(75|80|90|91|92|100)$/;
 
 function condaClaims({ file, pkg, subject, claimOf }: PackageSite, claims: CudaClaim[]): void {
+  if (CUDA_BINDINGS.has(pkg.name)) {
+    const major = bindingsMajor(pkg);
+    if (major) claims.push(claimOf('conda', major, 'major', { subject }));
+  }
   const selector = CUDA_SELECTOR.exec(pkg.name);
   if (selector) {
     claims.push(claimOf('conda', cudaFromDigits(selector[1]!)!.cuda, 'minor', { subject }));
@@ -845,8 +850,8 @@ function pipClaims({ file, pkg, subject, claimOf }: PackageSite, kb: KnowledgeBa
     const minor = cudaOfVersion(publicVersion(pkg.exact));
     if (minor) claims.push(claimOf('nvidia-wheel', minor, 'minor'));
   }
-  if (pkg.exact && (pkg.name === 'cuda-bindings' || pkg.name === 'cuda-python')) {
-    const major = /^(1[1-9])\./.exec(publicVersion(pkg.exact))?.[1];
+  if (CUDA_BINDINGS.has(pkg.name)) {
+    const major = bindingsMajor(pkg);
     if (major) claims.push(claimOf('nvidia-wheel', major, 'major'));
   }
   // A range whose bound carries a CUDA label (Poetry's `^2.0.0+cu118`): the author asks for that CUDA's builds.
@@ -859,6 +864,35 @@ function pipClaims({ file, pkg, subject, claimOf }: PackageSite, kb: KnowledgeBa
   const pyg = pkg.localLabel ? /^pt\d+cu(\d{2,3})$/.exec(pkg.localLabel) : undefined;
   const pygCuda = pyg ? cudaFromDigits(pyg[1]!) : undefined;
   if (pygCuda?.precision === 'minor') claims.push(claimOf('wheel-tag', pygCuda.cuda, 'minor'));
+}
+
+/** NVIDIA's Python bindings of CUDA, versioned by the CUDA major they bind (on PyPI and conda-forge alike). */
+const CUDA_BINDINGS: ReadonlySet<string> = new Set(['cuda-bindings', 'cuda-python']);
+
+/**
+ * The one CUDA major a `cuda-bindings`/`cuda-python` requirement admits: an exact version's, or a range's that stays
+ * in one major (`>=12.9.2,<13.0`, `12.*`, `=12.9`, cudf's environment files). conda-forge's builds depend on the
+ * cuda-version of that major (conda-forge/cuda-python-feedstock recipe: `pin_compatible('cuda-version', min_pin='x',
+ * max_pin='x')`), and the PyPI wheels bind that major's toolkit.
+ */
+function bindingsMajor(pkg: PackageFact): string | undefined {
+  const majorOf = (version: string) => /^(1[1-9])(?:\.|$|\*)/.exec(version)?.[1];
+  if (pkg.exact) return majorOf(publicVersion(pkg.exact));
+  let low: number | undefined;
+  let high: number | undefined;
+  for (const clause of pkg.clauses) {
+    const major = Number(majorOf(clause.version));
+    if (!major) continue;
+    // `<13`, `<13.0`, `<13.0a0` (conda-forge's spelling: below every 13 pre-release) admit nothing of major 13.
+    const whole = /^\d+(?:\.0+)*(?:\.\*|a0)?$/.test(clause.version);
+    if (clause.operator === '==' || clause.operator === '=' || clause.operator === '~=') {
+      low = major;
+      high = major;
+    } else if (clause.operator === '>=' || clause.operator === '>') low = major;
+    else if (clause.operator === '<') high = whole ? major - 1 : major;
+    else if (clause.operator === '<=') high = major;
+  }
+  return low !== undefined && low === high ? String(low) : undefined;
 }
 
 /** A version constraint as people write it: no blanks around operators (`>= 2.0` → `>=2.0`). */
