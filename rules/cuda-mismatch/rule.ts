@@ -48,6 +48,8 @@ const MESSAGES = {
     '{{subject}} is a CUDA {{found}} build on PyPI, but {{index}} may serve another build of it, so which is installed beside {{target}} (CUDA {{expected}}) is not determined',
   system:
     '{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it',
+  systemDriver:
+    '{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi installs it, and CUDA fails to start there',
   bundledRuntime:
     "{{subject}} is built for CUDA {{found}} and brings its own CUDA runtime, so the environment's {{target}} (CUDA {{expected}}) is not what it runs on",
   metaPackage:
@@ -81,6 +83,7 @@ export default defineRule({
     name: 'Whoever installs {{named}} expects CUDA {{found}} builds and gets CUDA {{expected}} ones. Route it to the index of the CUDA it names, or rename it.{{evidence}}{{copied}}',
     otherBuild: `PyPI's build is for CUDA {{found}}, but {{index}} is another index of this install and may serve a build of the same version for another CUDA; pip treats all indexes alike ("no priority"), so either may be installed. Install it from one index only (--index-url for that package, or a pinned wheel URL) so the build is certain.{{evidence}} Source: ${PIP_INDEXES}`,
     system: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA {{expectedMajor}} builds need __cuda >= {{expectedMajor}}. Either pin builds for CUDA {{foundMajor}} (cuda-version = "{{foundMajor}}.*"), or raise the requirement if every machine's driver supports CUDA {{expected}}. Source: ${PIXI_SYSTEM}`,
+    systemDriver: `system-requirements' cuda is "the maximum CUDA version supported by the installed NVIDIA driver" of the machines; PyPI packages are not solved against it, so pixi installs this build, and a CUDA {{expectedMajor}} build needs a driver of CUDA {{expectedMajor}} (no minor-version compatibility across majors: "CUDA driver version is insufficient for CUDA runtime version"). Install the build for CUDA {{foundMajor}} (its index), or raise the requirement if every machine's driver supports CUDA {{expected}}. Sources: ${PIXI_SYSTEM}; ${MVC}`,
     condaSolve: `Each package of NVIDIA's CUDA packaging (cuda, cuda-toolkit, cuda-nvcc, cuda-cccl, …) depends on the cuda-version of its own CUDA release, so packages of CUDA {{found}} and CUDA {{expected}} exclude each other and the solver fails. Pin every CUDA package to one release (or pin only cuda-version={{expected}} and leave the others unpinned).{{evidence}} Source: ${CUDA_FEEDSTOCK}`,
     newestTorch:
       "pip takes the newest release a requirement admits that supports the Python at hand, and the PyPI build of today's is for CUDA {{found}}; the pick moves as releases appear, so the build changes with the day of the build. {{pin}}{{evidence}}",
@@ -539,16 +542,35 @@ function checkFloors(unit: Unit, report: Reporter<MessageId>): void {
       (!newest || Number.parseInt(claim.cuda, 10) > Number.parseInt(newest.cuda, 10))
     )
       newest = claim;
-  if (!newest) return;
-  for (const floor of floors)
-    if (Number.parseInt(newest.cuda, 10) > Number.parseInt(floor.cuda, 10)) reportFloor(unit, floor, newest, report);
+  if (newest)
+    for (const floor of floors)
+      if (Number.parseInt(newest.cuda, 10) > Number.parseInt(floor.cuda, 10)) reportFloor(unit, floor, newest, report);
+  // PyPI's builds, which pixi installs whatever __cuda says: one finding per package, at its newest major.
+  const pypi = new Map<PackageFact, CudaClaim>();
+  for (const claim of unit.claims)
+    if (
+      claim.package?.ecosystem === 'pip' &&
+      claim.kind !== 'system' &&
+      Number.parseInt(claim.cuda, 10) > Number.parseInt(pypi.get(claim.package)?.cuda ?? '0', 10)
+    )
+      pypi.set(claim.package, claim);
+  for (const claim of pypi.values())
+    for (const floor of floors)
+      if (Number.parseInt(claim.cuda, 10) > Number.parseInt(floor.cuda, 10))
+        reportFloor(unit, floor, claim, report, 'systemDriver');
 }
 
-function reportFloor(unit: Unit, claim: CudaClaim, target: CudaClaim, report: Reporter<MessageId>): void {
+function reportFloor(
+  unit: Unit,
+  claim: CudaClaim,
+  target: CudaClaim,
+  report: Reporter<MessageId>,
+  messageId: 'system' | 'systemDriver' = 'system',
+): void {
   const expected = claimCuda(target);
   const edits = claim.rewrite?.(expected);
   report({
-    messageId: 'system',
+    messageId,
     data: {
       subject: claim.subject,
       found: claim.cuda,
