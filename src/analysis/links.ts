@@ -13,8 +13,9 @@ import { StageTree } from './stages.js';
  */
 export function includeCandidates(file: ParsedFile, include: IncludeFact): string[] {
   const base = dirname(file.path);
-  // `-r file:requirements.txt` (a conda pip: list, a requirements file) names a local path.
-  const target = include.target.replace(/^file:(?!\/\/)/i, '');
+  // `-r file:requirements.txt` (a conda pip: list, a requirements file) names a local path; a file a RUN copied over
+  // the one installed is read where that copy came from.
+  const target = (include.copiedFrom ?? include.target).replace(/^file:(?!\/\/)/i, '');
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return [];
   // A manifest names the Dockerfile that builds an image by its path from the repository root.
   if (include.kind === 'dockerfile') return unique([joinRepo(target)]);

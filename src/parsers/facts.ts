@@ -156,6 +156,11 @@ export interface IncludeFact extends Spanned {
    * RUN changes none. `target` is then that folder's file in the image.
    */
   readonly workdir?: string;
+  /**
+   * A Dockerfile's path that a RUN of the stage wrote by copying another file of the image over it (`cp
+   * docker/pyproject.amd.toml pyproject.toml`): that file, as written. `target` keeps the name it is installed by.
+   */
+  readonly copiedFrom?: string;
 }
 
 export interface VersionClause {

@@ -52,9 +52,11 @@ export function runCase(dir: string, files?: ParsedFile[]): Case {
       return kind ? [[path, kind] as const] : [];
     }),
   );
+  // Read as the CLI reads a checkout: includes followed to files whatever their names (a pyproject a RUN copies over
+  // another, docker/pyproject.gpu.toml).
   const parsed =
     files ??
-    loadFiles(dir, paths, false, { paths, plain: new Set(paths), kinds }, { images: policy?.baseline.images ?? {} })
+    loadFiles(dir, paths, true, { paths, plain: new Set(paths), kinds }, { images: policy?.baseline.images ?? {} })
       .files;
   const removedPath = join(dir, 'removed.txt');
   const removed = existsSync(removedPath) ? readFileSync(removedPath, 'utf8').split('\n').filter(Boolean) : [];

@@ -116,6 +116,8 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
   const pipEnvs: PipEnv[] = [];
   /** Each stage's working directory where the file says it (WORKDIR), by stage index; undefined: not known. */
   const workdirs: (string | undefined)[] = [];
+  /** Files each stage's RUNs copied over another in the image (`cp docker/pyproject.amd.toml pyproject.toml`). */
+  const renames: Map<string, string>[] = [];
 
   for (const instruction of instructions) {
     const span = instruction.span;
@@ -172,6 +174,7 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           stageEnvs[stage] = new StageEnv(parent === undefined ? undefined : stageEnvs[parent]);
           // A stage built FROM another starts in its directory; one FROM an image, in the image's (not known here).
           workdirs[stage] = parent === undefined ? undefined : workdirs[parent];
+          renames[stage] = new Map(parent === undefined ? [] : renames[parent]);
           pipEnvs[stage] = new PipEnv(parent === undefined ? undefined : pipEnvs[parent]);
           const fromImage = parent === undefined ? imageCudaVersion(sink.images.at(-1)) : undefined;
           if (fromImage) {
@@ -193,7 +196,9 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
             resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent),
             pipEnvs[stage],
           );
-          inWorkdir(sink.includes, before, workdirs[stage], source.text.slice(span.start, span.end));
+          const run = source.text.slice(span.start, span.end);
+          renamedInImage(sink.includes, before, (renames[stage] ??= new Map()), run, span.start);
+          inWorkdir(sink.includes, before, workdirs[stage], run);
           break;
         }
         case 'COPY':
@@ -270,6 +275,41 @@ function nextWorkdir(current: string | undefined, instruction: string): string |
   if (path.startsWith('/')) return posix.normalize(path).replace(/(.)\/+$/, '$1');
   return current === undefined ? undefined : posix.join(current, path).replace(/(.)\/+$/, '$1');
 }
+
+/**
+ * A RUN that copies one file of the image over another (`cp docker/pyproject.amd.toml pyproject.toml && uv pip
+ * install -e .`, SkyRL's AMD image; or `mv`): an install of the destination, later in that RUN or in a later RUN of
+ * the stage, reads the source (IncludeFact.copiedFrom), found as any other path is. Only plain file copies with one
+ * source; a path is compared as written, without `./`.
+ */
+function renamedInImage(
+  includes: readonly IncludeFact[],
+  first: number,
+  renames: Map<string, string>,
+  run: string,
+  runStart: number,
+): void {
+  const here: { at: number; from: string; to: string }[] = [];
+  for (const match of run.matchAll(FILE_COPY)) {
+    const [from, to] = [match[2]!, match[3]!].map((path) => path.replace(/^["']|["']$/g, '').replace(/^(?:\.\/)+/, ''));
+    if (!from || !to || /[$*?{}]/.test(from + to) || to.endsWith('/') || to === '.') continue;
+    here.push({ at: runStart + match.index, from: from!, to: to! });
+  }
+  for (let i = first; i < includes.length; i++) {
+    const include = includes[i]!;
+    if (include.kind === 'dockerfile' || include.cloned) continue;
+    const target = include.target.replace(/^(?:\.\/)+/, '');
+    // The last copy to the path before the install: in this RUN, else an earlier RUN's.
+    const own = here.filter((copy) => copy.at < include.span.start && copy.to === target).at(-1);
+    const from = own?.from ?? renames.get(target);
+    if (from !== undefined && from !== target) (include as { copiedFrom?: string }).copiedFrom = from;
+  }
+  for (const copy of here) renames.set(copy.to, copy.from);
+}
+
+/** `cp [-f|-v|-p] SRC DST` or `mv SRC DST`: one file over another (no `-r`, no `-t`, no second source). */
+const FILE_COPY =
+  /(?:^|[\s;&|(])(cp|mv)(?:\s+-[fvpn]+)*\s+("[^"]+"|'[^']+'|[^\s;&|<>]+)\s+("[^"]+"|'[^']+'|[^\s;&|<>-][^\s;&|<>]*)(?=\s*(?:$|[;&|)\n\\]))/g;
 
 /**
  * The working directory of the includes a RUN recorded (from `first` on), for a relative path: the stage's WORKDIR,
