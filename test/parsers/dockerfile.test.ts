@@ -450,7 +450,7 @@ describe('Dockerfile parser', () => {
   });
 
   // docs.docker.com/reference/dockerfile/#run---mounttypebind: bind is the default type, `source` the context's root.
-  it("reads a RUN's bind mounts from the build context as copies into that RUN", () => {
+  it("reads a RUN's bind mounts from the build context and from a stage as copies into that RUN", () => {
     const file = parseDockerfile(
       'Dockerfile',
       [
@@ -467,11 +467,15 @@ describe('Dockerfile parser', () => {
         '',
       ].join('\n'),
     );
-    expect(file.copies.map((copy) => [copy.sources.map((source) => source.path), copy.destination])).toEqual([
-      [['requirements.txt'], '/tmp/reqs.txt'],
-      [['gpu.txt'], '/gpu.txt'],
-      [['.'], '/src'],
-      [['uv.lock'], 'uv.lock'],
+    expect(
+      file.copies.map((copy) => [copy.sources.map((source) => source.path), copy.destination, copy.fromStage ?? '']),
+    ).toEqual([
+      [['requirements.txt'], '/tmp/reqs.txt', ''],
+      [['gpu.txt'], '/gpu.txt', ''],
+      [['.'], '/src', ''],
+      // From a stage (or an image): a path there, as COPY --from reads it (no stage "builder" here, so no index).
+      [['/out/r.txt'], '/r.txt', 'builder'],
+      [['uv.lock'], 'uv.lock', ''],
     ]);
     expect(text(file, file.copies[0]!.span)).toBe('--mount=type=bind,source=requirements.txt,target=/tmp/reqs.txt');
   });

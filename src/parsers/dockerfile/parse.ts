@@ -189,6 +189,7 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           break;
         case 'RUN': {
           const before = sink.includes.length;
+          const copiesBefore = sink.copies.length;
           recordRun(
             reading,
             span,
@@ -196,6 +197,12 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
             resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent),
             pipEnvs[stage],
           );
+          // A bind mount from a stage (`--mount=type=bind,from=deps,source=/src/r.txt,target=/tmp/r.txt`).
+          for (let i = copiesBefore; i < sink.copies.length; i++) {
+            const copy = sink.copies[i]!;
+            const from = copy.fromStage === undefined ? undefined : stageOf(copy.fromStage, stageNames, stage);
+            if (from !== undefined) sink.copies[i] = { ...copy, fromIndex: from };
+          }
           const run = source.text.slice(span.start, span.end);
           renamedInImage(sink.includes, before, (renames[stage] ??= new Map()), run, span.start);
           inWorkdir(sink.includes, before, workdirs[stage], run);
@@ -821,8 +828,8 @@ function baseName(path: string): string {
  * The bind mounts of a RUN's flags (at the start of `flags`) from the build context, as copies of their sources to
  * their targets for that RUN (docs.docker.com/reference/dockerfile/#run---mounttypebind: `bind` is the default type;
  * `target`, `dst` or `destination` is the mount path; `source` is the path in `from`, its root by default; `from`
- * is the build context unless a stage or image is named, which is not followed here). `docker init`'s Python template
- * installs its requirements so, as uv's guide does its lock.
+ * is the build context unless a stage or image is named: a stage's files are followed as COPY --from's are, an
+ * image's are not). `docker init`'s Python template installs its requirements so, as uv's guide does its lock.
  */
 function bindMounts(flags: Mapped, stage: number): CopyFact[] {
   const text = flags.text;
@@ -843,10 +850,19 @@ function bindMounts(flags: Mapped, stage: number): CopyFact[] {
       }
       const target = options.get('target') ?? options.get('dst') ?? options.get('destination');
       const type = options.get('type') ?? 'bind';
-      if (type === 'bind' && target && !options.has('from')) {
+      const from = options.get('from');
+      if (type === 'bind' && target && from !== '') {
         const span = flags.site(i, end);
-        const source = options.get('source') ?? options.get('src') ?? '.';
-        copies.push({ span, stage, sources: [{ path: source.replace(/^\/+/, '') || '.', span }], destination: target });
+        const source = options.get('source') ?? options.get('src') ?? (from === undefined ? '.' : '/');
+        // From a stage, the source is a path in that stage (its root by default), as COPY --from reads one.
+        const path = from === undefined ? source.replace(/^\/+/, '') || '.' : source;
+        copies.push({
+          span,
+          stage,
+          sources: [{ path, span }],
+          destination: target,
+          ...(from ? { fromStage: from } : {}),
+        });
       }
     }
     i = end;
