@@ -428,6 +428,12 @@ function whereTheImageIs(body: string, path: string, index: ServingIndex | undef
     return `its image is KAITO's, for the preset or model it names, not in this document`;
   if (kind === 'Playground')
     return "its image is that of the backend runtime it names (llmaz's BackendRuntime, `backendRuntimeConfig.backendName`, vllm by default), not in this document";
+  // Seldon Core 2's Server: its podSpec overrides the pod spec of the ServerConfig it names (`serverConfig:`), which
+  // holds the containers' images (docs.seldon.ai/seldon-core-2/installation/advanced-configurations/serverconfig).
+  if (kind === 'Server' && /^apiVersion:[ \t]*mlops\.seldon\.io\//m.test(body)) {
+    const config = /^[ \t]+serverConfig:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1];
+    return `its image is that of the ServerConfig it names${config ? ` (serverConfig: ${config})` : ''}, whose pod spec its podSpec overrides, not in this document`;
+  }
   if (!/^[ \t-]*image[ \t]*:/m.test(body))
     return 'no container of it names an image (a patch that kustomize merges into a base writes only what it changes), so what runs on them is only known in the output of `kustomize build`';
   if (/^[ \t-]*image[ \t]*:[ \t]*(?:null|~)?[ \t]*(?:#.*)?$/m.test(body))
