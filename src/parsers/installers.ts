@@ -50,6 +50,8 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
     return recordConda(sink, words.slice(1), stage);
   }
   if (/^(apt-get|apt|aptitude)$/.test(program)) return recordApt(sink, words.slice(1), stage);
+  // NVIDIA's RPM repositories name their packages as its Debian ones do (cuda-toolkit-12-3, cuda-compiler-12-3).
+  if (/^(dnf|yum|microdnf|tdnf)$/.test(program)) return recordApt(sink, words.slice(1), stage, RPM_VALUE_OPTIONS);
   // `<interpreter> -m pip install …`: the interpreter may be any path or variable (`${PYTHON}`, `$(which python)`,
   // `/opt/conda/bin/python3.11`); `-m uv pip install` too.
   const m = words.findIndex((word, i) => i > 0 && word.text === '-m');
@@ -811,6 +813,10 @@ const TOOLS: ReadonlySet<string> = new Set([
   'apt-get',
   'apt',
   'aptitude',
+  'dnf',
+  'yum',
+  'microdnf',
+  'tdnf',
   'pyenv',
 ]);
 
@@ -866,11 +872,15 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
       const valueSpan = value
         ? (value.mapped.origin(valueFrom, value.text.length) ?? value.mapped.site(valueFrom, value.text.length))
         : span;
+      const indexKind = INDEX_KIND[spec.role];
       if (value?.unresolved) {
         sink.unresolved.push({ span, text: `${name} ${value.text}`, reason: value.unresolved });
+        // An index only known when the build runs (TransformerEngine's `--index-url …/cu${TORCH_CUDA_VERSION}`, set by
+        // `python -c`): which builds this install takes is not known, never PyPI's by default.
+        if (indexKind || spec.role === 'torch-backend')
+          (context as { hiddenIndexes?: string }).hiddenIndexes = `${name} ${value.text} is only known when it runs`;
         continue;
       }
-      const indexKind = INDEX_KIND[spec.role];
       if (spec.role === 'pre' && (name === '--pre' || /allow/.test(valueText)))
         sink.options.push({ name, span, context: context.id });
       // uv compares versions across indexes as pip does only with this strategy (docs.astral.sh/uv/concepts/indexes).
@@ -1014,23 +1024,59 @@ function recordConda(sink: FactSink, args: readonly Word[], stage: number): bool
 
 const APT_VALUE_OPTIONS = new Set(['-o', '-t', '--target-release', '-c', '--config-file']);
 
-function recordApt(sink: FactSink, args: readonly Word[], stage: number): boolean {
-  const verbIndex = args.findIndex((word) => !word.text.startsWith('-'));
+const RPM_ARCH = /\.(?:x86_64|aarch64|noarch|i686|ppc64le|s390x)$/;
+
+/** dnf's, yum's and microdnf's options that take the next word as their value (`--setopt X`, `-x pkg`). */
+const RPM_VALUE_OPTIONS = new Set([
+  '--setopt',
+  '-x',
+  '--exclude',
+  '--enablerepo',
+  '--disablerepo',
+  '--repo',
+  '--releasever',
+  '--installroot',
+  '-d',
+  '-e',
+  '-c',
+  '--config',
+]);
+
+/**
+ * `apt-get install` (and dnf's, yum's, microdnf's, whose package names are the same for NVIDIA's CUDA packages): the
+ * packages, read as apt packages (a `name=version` pin is apt's; an RPM's `name-version` is read as a name).
+ */
+function recordApt(
+  sink: FactSink,
+  args: readonly Word[],
+  stage: number,
+  valueOptions: ReadonlySet<string> = APT_VALUE_OPTIONS,
+): boolean {
+  let verbIndex = -1;
+  for (let j = 0; j < args.length; j++) {
+    if (!args[j]!.text.startsWith('-')) {
+      verbIndex = j;
+      break;
+    }
+    if (valueOptions.has(args[j]!.text)) j++;
+  }
   if (args[verbIndex]?.text !== 'install') return false;
   const context = addRequirementsContext(sink, 'apt', commandSpan(args), { stage });
   const rest = args.slice(verbIndex + 1);
   for (let j = 0; j < rest.length; j++) {
     const word = rest[j]!;
     if (word.text.startsWith('-')) {
-      if (APT_VALUE_OPTIONS.has(word.text)) j++;
+      if (valueOptions.has(word.text)) j++;
       continue;
     }
     if (word.unresolved) {
       sink.unresolved.push({ span: word.span, text: word.text, reason: word.unresolved });
       continue;
     }
-    const eq = word.text.indexOf('=');
-    const rawName = eq < 0 ? word.text : word.text.slice(0, eq);
+    const rpm = valueOptions !== APT_VALUE_OPTIONS;
+    const eq = rpm ? -1 : word.text.indexOf('=');
+    // An RPM name may carry its architecture (`cuda-compiler-12-3.x86_64`).
+    const rawName = eq < 0 ? (rpm ? word.text.replace(RPM_ARCH, '') : word.text) : word.text.slice(0, eq);
     const version = eq < 0 ? '' : word.text.slice(eq + 1);
     const cuda = /\+cuda(\d+\.\d+)/.exec(version)?.[1];
     const versionSpan = word.mapped.origin(eq + 1, word.text.length) ?? word.span;
