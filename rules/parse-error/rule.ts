@@ -51,6 +51,12 @@ export default defineRule({
           file,
           span: first.span,
           severity: 'notice',
+          // A secret's value is never to be written into the file (an ARG default is in the image's history).
+          ...(/is a build secret/.test(first.reason)
+            ? {
+                help: 'cuda-gatekeeper judges what a file states; a secret is only known when the build runs, and is left to it (never give it a default: build arguments stay in the image history). Source: https://docs.docker.com/reference/dockerfile/#run---mounttypesecret',
+              }
+            : {}),
         });
         run = [];
       };

@@ -471,6 +471,28 @@ interface FromPlace {
   readonly stageNames: ReadonlyMap<string, number>;
 }
 
+/**
+ * A RUN's resolver with the variables its secret mounts set (`--mount=type=secret,id=x,env=NAME`: the secret's value
+ * in $NAME for that RUN, docs.docker.com/reference/dockerfile/#run---mounttypesecret) said to be secrets: only known
+ * when the build runs, and never to be given a default.
+ */
+function withSecrets(run: string, resolve: Resolver): Resolver {
+  if (!run.includes('--mount=')) return resolve;
+  const secrets = new Set<string>();
+  for (const mount of run.matchAll(/--mount=(\S+)/g)) {
+    const options = mount[1]!.split(',');
+    const env = options.find((option) => option.startsWith('env='))?.slice(4);
+    if (env && options.includes('type=secret')) secrets.add(env);
+  }
+  if (secrets.size === 0) return resolve;
+  return (name) =>
+    secrets.has(name)
+      ? {
+          unresolved: `$${name} is a build secret (RUN --mount=type=secret,env=${name}), only known when the build runs`,
+        }
+      : resolve(name);
+}
+
 /** A Python-format placeholder at the start of an image: `{base_image}` (not `${VAR}`, not `{{ … }}`). */
 const FORMAT_PLACEHOLDER_START = /^\{[A-Za-z_][A-Za-z0-9_]*\}/;
 /** A Python-format placeholder anywhere in a RUN: `{torch_version}`, not the shell's `${VAR}`. */
@@ -615,6 +637,7 @@ function runsScript(words: readonly string[]): boolean {
 function recordRun(reading: Reading, span: Span, stage: number, resolve: Resolver, pip: PipEnv | undefined): void {
   const { sink, source, escape, exports, inline, clones } = reading;
   const text = source.text;
+  resolve = withSecrets(text.slice(span.start, span.end), resolve);
   const placeholder = reading.formatTemplate ? FORMAT_PLACEHOLDER.exec(text.slice(span.start, span.end)) : null;
   if (placeholder) {
     const at = span.start + placeholder.index;
