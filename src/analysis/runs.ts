@@ -57,18 +57,50 @@ function dockerfilesRunWithoutGpus(files: readonly ParsedFile[]): ReadonlyMap<st
 }
 
 /**
- * The COPY that takes files from a unit's stage, where the stage is only built for that: not the last stage (what
- * `docker build` builds), no stage built FROM it, and another stage copying from it (nvidia-container-toolkit's
- * `FROM nvcr.io/nvidia/cuda:12.9.1-base-ubi9 AS build`, which builds Go binaries for a distroless image).
+ * The COPY that takes files from a unit's stage (or from a stage built on it), where the stage is only built for
+ * that: neither it nor a stage built on it is what the file's build makes: the last stage, or a stage no other
+ * copies from or builds on (a `--target`). nvidia-container-toolkit's `FROM nvcr.io/nvidia/cuda:12.9.1-base-ubi9 AS
+ * build`, which builds Go binaries for a distroless image; TEI's `base-builder`, a devel stage under the `builder`
+ * the runtime stage copies its binary from.
  */
 export function buildStageCopy(unit: Unit): CopyFact | undefined {
   const { root: file, stage } = unit;
   if (unit.container || stage === undefined || file.kind !== 'dockerfile') return undefined;
-  if (stage === file.stages.at(-1)?.index) return undefined;
-  const tree = StageTree.of(file);
-  for (let other = stage + 1; other < tree.stageCount; other++) if (tree.parent(other) === stage) return undefined;
-  return file.copies.find((copy) => copy.fromIndex === stage && copy.stage !== stage);
+  return buildOnlyStages(file).get(stage);
 }
+
+/** Each stage only built to be copied from, with a COPY that takes from it or from a stage built on it. */
+function buildOnlyStages(file: ParsedFile): ReadonlyMap<number, CopyFact> {
+  const known = BUILD_ONLY.get(file);
+  if (known) return known;
+  const tree = StageTree.of(file);
+  const count = tree.stageCount;
+  const last = file.stages.at(-1)?.index;
+  const copyFrom = new Map<number, CopyFact>();
+  for (const copy of file.copies)
+    if (copy.fromIndex !== undefined && copy.fromIndex !== copy.stage && !copyFrom.has(copy.fromIndex))
+      copyFrom.set(copy.fromIndex, copy);
+  const children: number[][] = Array.from({ length: count }, () => []);
+  for (let stage = 0; stage < count; stage++) {
+    const parent = tree.parent(stage);
+    if (parent !== undefined) children[parent]!.push(stage);
+  }
+  // A stage comes after its parent, so one pass from the end settles each stage after every stage built on it.
+  const runs: boolean[] = [];
+  const copied: (CopyFact | undefined)[] = [];
+  for (let stage = count - 1; stage >= 0; stage--) {
+    const kids = children[stage]!;
+    runs[stage] =
+      stage === last || (kids.length === 0 && !copyFrom.has(stage)) || kids.some((child) => runs[child] === true);
+    copied[stage] = copyFrom.get(stage) ?? kids.map((child) => copied[child]).find((copy) => copy !== undefined);
+  }
+  const only = new Map<number, CopyFact>();
+  for (let stage = 0; stage < count; stage++) if (!runs[stage] && copied[stage]) only.set(stage, copied[stage]!);
+  BUILD_ONLY.set(file, only);
+  return only;
+}
+
+const BUILD_ONLY = new WeakMap<ParsedFile, ReadonlyMap<number, CopyFact>>();
 
 /**
  * The input files of pip-compile (and `uv pip compile`) whose compiled output is among `files`, each with that

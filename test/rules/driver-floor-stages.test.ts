@@ -33,6 +33,14 @@ describe('driver-floor on a multi-stage Dockerfile', () => {
     ).toEqual(['3 error']);
   });
 
+  it("warns of a stage only built on by stages copied from (TEI's base-builder under builder)", () => {
+    expect(
+      severities(
+        `${build}FROM build AS builder\nRUN cargo build\nFROM nvidia/cuda:12.8.1-runtime-ubuntu22.04\nCOPY --from=builder /out /app\n`,
+      ),
+    ).toEqual(['1 warning', '5 error']);
+  });
+
   it('errs for a stage the last one is built on, and for the last stage itself', () => {
     expect(severities(`${build}FROM build AS app\nRUN true\n`)).toEqual(['1 error']);
     expect(severities(build)).toEqual(['1 error']);

@@ -214,6 +214,21 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           const before = sink.copies.length;
           recordCopy(sink, instruction, span, Math.max(stage, 0));
           let copy = sink.copies.length > before ? sink.copies.at(-1) : undefined;
+          // COPY expands ARG and ENV in its paths (`/usr/local/lib/python${PYTHON_SHORT_VERSION}`, Docker's
+          // "Environment replacement"); a path that stays unknown is kept as written.
+          if (copy && (copy.destination.includes('$') || copy.sources.some((item) => item.path.includes('$')))) {
+            const resolve = resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent);
+            const expand = (path: string): string => {
+              if (!path.includes('$')) return path;
+              const expanded = expandValue(Mapped.of(path, 0), resolve);
+              return 'value' in expanded ? expanded.value.text : path;
+            };
+            sink.copies[sink.copies.length - 1] = copy = {
+              ...copy,
+              destination: expand(copy.destination),
+              sources: copy.sources.map((item) => ({ ...item, path: expand(item.path) })),
+            };
+          }
           const from = copy?.fromStage === undefined ? undefined : stageOf(copy.fromStage, stageNames, stage);
           if (copy && from !== undefined) {
             sink.copies[sink.copies.length - 1] = copy = { ...copy, fromIndex: from };
