@@ -29,8 +29,11 @@ export function lockCompanions(path: string, kind: FileKind): string[] {
 /** Folders whose YAML files are conda environments when their content says so (RAPIDS' `conda/environments/`). */
 const CONDA_FOLDERS = /(?:^|\/)(?:\.?conda|envs?|environments?|conda-envs?)\//i;
 
-/** Names that hint at an environment without saying so: `env.yml`, `env.gpu.yml`, `pytorch-env.yaml`. */
-const ENV_NAME = /(?:^|[._-])envs?(?:[._-][^/]*)?\.ya?ml$/i;
+/**
+ * Names that hint at an environment without saying so: `env.yml`, `env.gpu.yml`, `pytorch-env.yaml`, and `conda` or
+ * `environment` inside a name (`gpu-conda-cu121.yml`; an AzureML deployment is `…-conda-in-dockerfile-deployment.yml`).
+ */
+const ENV_NAME = /(?:^|[._-])(?:envs?|conda|environment)(?:[._-][^/]*)?\.ya?ml$/i;
 
 /** A YAML path that may be a conda environment: read it and ask `looksLikeConda`. */
 export function condaByContent(path: string): boolean {

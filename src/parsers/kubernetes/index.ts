@@ -6,7 +6,7 @@ export const kubernetes: FileFormat = {
   kind: 'kubernetes',
   fileName: 'deployment.yaml',
   // Decided by content: every YAML file may be one, and so may a template of one (yamlByContent).
-  hookPattern: '\\.ya?ml(\\.(template|tmpl|tpl|j2|jinja2?|in))?$',
+  hookPattern: '(\\.ya?ml([.-](template|tmpl|tpl|tftpl|j2|jinja2?|in))?|\\.tftpl|\\.template)$',
   parse: parseKubernetesManifest,
   units: 'containers',
   indexes: 'options',
