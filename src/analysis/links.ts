@@ -38,7 +38,7 @@ export function includeCandidates(file: ParsedFile, include: IncludeFact): strin
   // In the stage's WORKDIR first (`COPY . /workspace/workflow`, `WORKDIR /workspace/workflow/optimization`, `pip
   // install -r requirements.txt`: optimization/requirements.txt); then the path as written, matched as before.
   if (include.workdir !== undefined)
-    for (const relative of copies.sourcesOf(stage, posix.join(include.workdir, inImage(target))))
+    for (const relative of copies.sourcesOf(stage, inWorkdir(include, target)))
       for (const context of contexts) candidates.push(joinRepo(context, relative));
   for (const relative of copies.sourcesOf(stage, target))
     for (const context of contexts) candidates.push(joinRepo(context, relative));
@@ -46,6 +46,15 @@ export function includeCandidates(file: ParsedFile, include: IncludeFact): strin
     for (const context of contexts) candidates.push(joinRepo(context, target));
   return unique(candidates);
 }
+
+/** An include's path in its stage's WORKDIR, worked out once (the reader, the links and the rules each ask). */
+function inWorkdir(include: IncludeFact, target: string): string {
+  let path = IN_WORKDIR.get(include);
+  if (path === undefined) IN_WORKDIR.set(include, (path = posix.join(include.workdir!, inImage(target))));
+  return path;
+}
+
+const IN_WORKDIR = new WeakMap<IncludeFact, string>();
 
 /**
  * The folders a Dockerfile's build context may be, nearest first: its own folder, each folder above it, the
@@ -229,15 +238,24 @@ class CopyIndex {
  */
 function absoluteDestination(copy: CopyFact): string | undefined {
   if (copy.workdir === undefined || copy.destination.startsWith('/')) return undefined;
-  const folder = copy.destination === '.' || copy.destination.endsWith('/');
-  const joined = posix.join(copy.workdir, copy.destination);
+  let known = ABSOLUTE.get(copy);
+  if (known === undefined) ABSOLUTE.set(copy, (known = joinDestination(copy.workdir, copy.destination)));
+  return known;
+}
+
+/** Each copy's destination in the image, worked out once (asked once per path an install names). */
+const ABSOLUTE = new WeakMap<CopyFact, string>();
+
+function joinDestination(workdir: string, destination: string): string {
+  const folder = destination === '.' || destination.endsWith('/');
+  const joined = posix.join(workdir, destination);
   return folder && !joined.endsWith('/') ? `${joined}/` : joined;
 }
 
 /** A path in the image as COPY and pip write it, without the `./` that names the working directory (mlrun's
  * `COPY … ./mlrun-image-requirements.txt` and `pip install -r mlrun-image-requirements.txt` are one file). */
 function inImage(path: string): string {
-  return path.replace(/^(?:\.\/+)+/, '');
+  return path.startsWith('./') ? path.replace(/^(?:\.\/+)+/, '') : path;
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {

@@ -117,7 +117,7 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
   /** Each stage's working directory where the file says it (WORKDIR), by stage index; undefined: not known. */
   const workdirs: (string | undefined)[] = [];
   /** Files each stage's RUNs copied over another in the image (`cp docker/pyproject.amd.toml pyproject.toml`). */
-  const renames: Map<string, string>[] = [];
+  const renames: (ReadonlyMap<string, string> | undefined)[] = [];
 
   for (const instruction of instructions) {
     const span = instruction.span;
@@ -174,7 +174,8 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           stageEnvs[stage] = new StageEnv(parent === undefined ? undefined : stageEnvs[parent]);
           // A stage built FROM another starts in its directory; one FROM an image, in the image's (not known here).
           workdirs[stage] = parent === undefined ? undefined : workdirs[parent];
-          renames[stage] = new Map(parent === undefined ? [] : renames[parent]);
+          // Shared with the parent until this stage copies a file of its own (renamedInImage copies it then).
+          renames[stage] = parent === undefined ? undefined : renames[parent];
           pipEnvs[stage] = new PipEnv(parent === undefined ? undefined : pipEnvs[parent]);
           const fromImage = parent === undefined ? imageCudaVersion(sink.images.at(-1)) : undefined;
           if (fromImage) {
@@ -203,9 +204,9 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
             const from = copy.fromStage === undefined ? undefined : stageOf(copy.fromStage, stageNames, stage);
             if (from !== undefined) sink.copies[i] = { ...copy, fromIndex: from };
           }
-          const run = source.text.slice(span.start, span.end);
-          renamedInImage(sink.includes, before, (renames[stage] ??= new Map()), run, span.start);
-          inWorkdir(sink.includes, before, workdirs[stage], run);
+          if (stage >= 0) renames[stage] = renamedInImage(sink.includes, before, renames[stage], source.text, span);
+          if (sink.includes.length > before)
+            inWorkdir(sink.includes, before, workdirs[stage], source.text.slice(span.start, span.end));
           break;
         }
         case 'COPY':
@@ -294,6 +295,7 @@ function nextWorkdir(current: string | undefined, instruction: string): string |
   if (json) path = json[1]!;
   path = path.replace(/^(["'])(.*)\1$/, '$2');
   if (path === '' || /[$\s\\]/.test(path)) return undefined;
+  if (PLAIN_ABSOLUTE.test(path)) return path;
   if (path.startsWith('/')) return posix.normalize(path).replace(/(.)\/+$/, '$1');
   return current === undefined ? undefined : posix.join(current, path).replace(/(.)\/+$/, '$1');
 }
@@ -307,12 +309,17 @@ function nextWorkdir(current: string | undefined, instruction: string): string |
 function renamedInImage(
   includes: readonly IncludeFact[],
   first: number,
-  renames: Map<string, string>,
-  run: string,
-  runStart: number,
-): void {
+  renames: ReadonlyMap<string, string> | undefined,
+  text: string,
+  span: Span,
+): ReadonlyMap<string, string> | undefined {
+  // Most RUNs copy nothing: looked for without taking the RUN's text apart.
+  const run = text.slice(span.start, span.end);
+  const copies = MAY_COPY.test(run);
+  if (!copies && (renames === undefined || includes.length === first)) return renames;
+  const runStart = span.start;
   const here: { at: number; from: string; to: string }[] = [];
-  for (const match of run.matchAll(FILE_COPY)) {
+  for (const match of copies ? run.matchAll(FILE_COPY) : []) {
     const [from, to] = [match[2]!, match[3]!].map((path) => path.replace(/^["']|["']$/g, '').replace(/^(?:\.\/)+/, ''));
     if (!from || !to || /[$*?{}]/.test(from + to) || to.endsWith('/') || to === '.') continue;
     here.push({ at: runStart + match.index, from: from!, to: to! });
@@ -323,15 +330,24 @@ function renamedInImage(
     const target = include.target.replace(/^(?:\.\/)+/, '');
     // The last copy to the path before the install: in this RUN, else an earlier RUN's.
     const own = here.filter((copy) => copy.at < include.span.start && copy.to === target).at(-1);
-    const from = own?.from ?? renames.get(target);
+    const from = own?.from ?? renames?.get(target);
     if (from !== undefined && from !== target) (include as { copiedFrom?: string }).copiedFrom = from;
   }
-  for (const copy of here) renames.set(copy.to, copy.from);
+  if (here.length === 0) return renames;
+  const next = new Map(renames);
+  for (const copy of here) next.set(copy.to, copy.from);
+  return next;
 }
+
+/** A `cp` or `mv` command somewhere in a RUN (the cheap test before FILE_COPY). */
+const MAY_COPY = /(?:^|[\s;&|(])(?:cp|mv)\s/;
 
 /** `cp [-f|-v|-p] SRC DST` or `mv SRC DST`: one file over another (no `-r`, no `-t`, no second source). */
 const FILE_COPY =
   /(?:^|[\s;&|(])(cp|mv)(?:\s+-[fvpn]+)*\s+("[^"]+"|'[^']+'|[^\s;&|<>]+)\s+("[^"]+"|'[^']+'|[^\s;&|<>-][^\s;&|<>]*)(?=\s*(?:$|[;&|)\n\\]))/g;
+
+/** An absolute path that normalising leaves as it is (`/workspace/app`): most WORKDIRs. */
+const PLAIN_ABSOLUTE = /^(?:\/(?!\.\.?(?:\/|$))[^/]+)+$/;
 
 /**
  * The working directory of the includes a RUN recorded (from `first` on), for a relative path: the stage's WORKDIR,
@@ -491,8 +507,11 @@ interface FromPlace {
  * in $NAME for that RUN, docs.docker.com/reference/dockerfile/#run---mounttypesecret) said to be secrets: only known
  * when the build runs, and never to be given a default.
  */
-function withSecrets(run: string, resolve: Resolver): Resolver {
-  if (!run.includes('--mount=')) return resolve;
+function withSecrets(text: string, span: Span, resolve: Resolver): Resolver {
+  // A slice of the file is a view of it (V8 copies nothing), and bounds the search to the RUN: an indexOf from the
+  // RUN's start would read on to the end of the file for every RUN that mounts nothing.
+  const run = text.slice(span.start, span.end);
+  if (!run.includes('--mount=') || !run.includes('secret')) return resolve;
   const secrets = new Set<string>();
   for (const mount of run.matchAll(/--mount=(\S+)/g)) {
     const options = mount[1]!.split(',');
@@ -652,7 +671,7 @@ function runsScript(words: readonly string[]): boolean {
 function recordRun(reading: Reading, span: Span, stage: number, resolve: Resolver, pip: PipEnv | undefined): void {
   const { sink, source, escape, exports, inline, clones } = reading;
   const text = source.text;
-  resolve = withSecrets(text.slice(span.start, span.end), resolve);
+  resolve = withSecrets(text, span, resolve);
   const placeholder = reading.formatTemplate ? FORMAT_PLACEHOLDER.exec(text.slice(span.start, span.end)) : null;
   if (placeholder) {
     const at = span.start + placeholder.index;
