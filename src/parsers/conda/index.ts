@@ -8,10 +8,11 @@ const EXPLICIT_LOCK_NAME = /(?:^|\/)conda-(?:linux|osx|win)-[a-z0-9_]+\.lock$/;
 /**
  * Conda environments by name: `environment*.yml`, `conda*.yml`, `*-environment.yml`, `*.conda.yml` (and `.yaml`),
  * but not conda-lock's unified lock (a name with `conda` or `environment` inside it, AzureML's
- * `…-conda-in-dockerfile-deployment.yml`, is read by content); and conda-lock's explicit render, `conda-linux-64.lock` (`conda-lock render
- * --kind explicit` names it `conda-<platform>.lock`), an explicit spec (parse.ts). Names that only hint at an
- * environment, and YAML files in environment folders, are read by content (`condaByContent` in src/parsers/index.ts);
- * an explicit spec a conda command installs, whatever its name, by its `@EXPLICIT` line (reader.ts).
+ * `…-conda-in-dockerfile-deployment.yml`, is read by content); and conda-lock's explicit render,
+ * `conda-linux-64.lock` (`conda-lock render --kind explicit` names it `conda-<platform>.lock`), an explicit spec
+ * (parse.ts). Names that only hint at an environment, and YAML files in environment folders, are read by content
+ * (`condaByContent` in src/parsers/index.ts); an explicit spec a conda command installs, whatever its name, by its
+ * `@EXPLICIT` line (reader.ts).
  */
 export const conda: FileFormat = {
   kind: 'conda',
