@@ -154,6 +154,12 @@ function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Reporter<Messa
   const torchPins = unit.packages.filter(({ pkg }) => !pkg.exact && TORCH_FAMILY.has(pkg.name));
   const order = new Map(torchPins.map((entry, i) => [entry, i]));
   const pinsOf = groupBy(torchPins, ({ file, pkg }) => file.contexts[pkg.context]);
+  // The install contexts that pin torch exactly, found once (asked for every command of the unit).
+  const torchPinnedIn = new Set(
+    unit.packages
+      .filter(({ pkg }) => pkg.name === 'torch' && pkg.exact !== undefined)
+      .map(({ file, pkg }) => file.contexts[pkg.context]),
+  );
   for (const invocation of unit.invocations) {
     if (invocation.members.some((member) => member.context.hiddenIndexes)) continue;
     // uv's default strategy (first-index) takes a package from the first index that has it, and extra indexes come
@@ -177,9 +183,7 @@ function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Reporter<Messa
     const contexts = new Set(invocation.members.map((member) => member.context));
     // torchvision and torchaudio pin the torch they belong to exactly: beside `torch==2.9.1` pip takes the companion
     // release of 2.9.1 (torchvision 0.24.1), whose build the index has where it has torch's (LocalAI's sglang file).
-    const torchPinned = unit.packages.some(
-      ({ file, pkg }) => pkg.name === 'torch' && pkg.exact !== undefined && contexts.has(file.contexts[pkg.context]!),
-    );
+    const torchPinned = [...contexts].some((context) => torchPinnedIn.has(context));
     const pins = [...contexts]
       .flatMap((context) => pinsOf.get(context) ?? [])
       .filter(({ pkg }) => !torchPinned || pkg.name === 'torch')

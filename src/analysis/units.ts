@@ -697,9 +697,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
                         // command's (a requirements file `uv pip install -r` reads is resolved by uv).
                         firstIndex: firstIndexStrategy(invocation),
                         // `--torch-backend=auto`: uv picks a PyTorch index by the driver it finds (index-url's).
-                        autoBackend: file.options.some(
-                          (option) => option.name === 'torch-backend-auto' && option.context === pkg.context,
-                        ),
+                        autoBackend: optionContexts(file, 'torch-backend-auto').has(pkg.context),
                       }
                     : undefined,
                   surroundings(),
@@ -986,7 +984,23 @@ export function chooseTarget(claims: readonly CudaClaim[]): CudaClaim | undefine
 export function firstIndexStrategy(invocation: Invocation): boolean {
   const command = invocation.members[0];
   if (!command || command.context.tool !== 'uv') return false;
-  return !command.file.options.some(
-    (option) => option.name === 'unsafe-best-match' && command.file.contexts[option.context] === command.context,
-  );
+  return !optionContexts(command.file, 'unsafe-best-match').has(command.context.id);
 }
+
+/**
+ * The ids of the contexts of a file that have an option (`unsafe-best-match`, `torch-backend-auto`), once per file and
+ * option: asked for every command and package of a stage, which a search of the file's options each time made
+ * quadratic in a stage of thousands of pip commands.
+ */
+export function optionContexts(file: ParsedFile, name: string): ReadonlySet<number> {
+  let byName = OPTION_CONTEXTS.get(file);
+  if (!byName) OPTION_CONTEXTS.set(file, (byName = new Map()));
+  let ids = byName.get(name);
+  if (!ids) {
+    ids = new Set(file.options.filter((option) => option.name === name).map((option) => option.context));
+    byName.set(name, ids);
+  }
+  return ids;
+}
+
+const OPTION_CONTEXTS = new WeakMap<ParsedFile, Map<string, ReadonlySet<number>>>();
