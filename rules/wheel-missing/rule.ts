@@ -50,6 +50,8 @@ const HELPS = {
   condaRangeSome:
     'Of the pytorch releases {{spec}} allows, only {{some}} {{have}} {{what}} {{cuda}} builds, so the solver takes {{which}}; pin it if that is what you mean. Source: {{source}}',
   noCuda: '{{note}}. Source: {{source}}',
+  noPython:
+    "torch {{version}}'s wheels are for Python {{range}} only, so pip finds no matching distribution. Install a Python it supports, or pin a release that has wheels for yours{{instead}}. Source: {{source}}",
 };
 
 /** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
@@ -72,6 +74,7 @@ const MESSAGES = {
   toolkitIgnored:
     'cudatoolkit does not select the CUDA build of pytorch {{version}}: from 1.13 the pytorch channel selects it with pytorch-cuda',
   noCuda: '{{subject}} names CUDA {{cuda}}, which NVIDIA never released',
+  noPython: '{{name}} {{version}} has no wheel for {{pythons}}{{which}}',
 };
 type MessageId = keyof typeof MESSAGES;
 
@@ -92,9 +95,101 @@ export default defineRule({
       }
       checkConda(unit, kb, report);
       checkNeverReleased(unit, kb, report);
+      if (unit.pythonsRun) checkPython(unit, unit.pythonsRun, kb, report);
     }
   },
 });
+
+/**
+ * A torch pin whose release has no wheel for any Python the stage's pip may run with (`torch==2.7.1` on Ubuntu 20.04's
+ * python3.8; torch 2.7 supports 3.9–3.13): pip finds no matching distribution. Judged where the command names its
+ * Python (`python3.11 -m pip`), or where the stage says every Python it has (stagePythons), and only by the range the
+ * knowledge base records for the release.
+ */
+function checkPython(
+  unit: Unit,
+  pythonsRun: NonNullable<Unit['pythonsRun']>,
+  kb: KnowledgeBase,
+  report: Reporter<MessageId>,
+): void {
+  for (const { file, pkg, invocation, build } of unit.packages) {
+    if (pkg.ecosystem !== 'pip' || pkg.name !== 'torch' || !pkg.exact || pkg.url || !build?.release || build.missing)
+      continue;
+    const release = build.release;
+    if (!release.python || isUnverified(release)) continue;
+    const named = commandPython(file, pkg, invocation);
+    if (named === 'other') continue;
+    const pythons = named
+      ? { versions: [named], described: `${named} (the interpreter its command names)` }
+      : pythonsRun();
+    if (!pythons || pythons.versions.some((python) => kb.torchSupportsPython(release, python) !== false)) continue;
+    const tag = build.cuda ? tagFromCuda(build.cuda) : build.cpu ? 'cpu' : undefined;
+    const instead = tag ? kb.newestTorchForPythons(tag, pythons.versions) : undefined;
+    const clause = pkg.clauses[0];
+    const editable =
+      clause && file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) === clause.version;
+    const label = pkg.localLabel ? `+${pkg.localLabel}` : '';
+    report({
+      messageId: 'noPython',
+      data: {
+        name: pkg.rawName,
+        version: build.version,
+        pythons: `${pythons.versions.length > 1 ? 'any of ' : ''}Python ${pythons.described}`,
+        which: pythons.versions.length > 1 || named ? '' : ", the only Python this stage's pip runs with",
+        range: release.python,
+        instead: instead
+          ? ` (torch ${instead.version} is the newest with a ${tag} build for ${pythons.versions.join(' and ')})`
+          : tag
+            ? ` (no torch release has a ${tag} build for ${pythons.versions.join(' and ')})`
+            : '',
+        // The range is the Release Compatibility Matrix's, where the release's sources name it.
+        source: cite({
+          ...release,
+          source: release.source.filter((source) => source.includes('RELEASE.md')).concat(release.source),
+        }),
+      },
+      file,
+      span: pkg.span,
+      suggestions: instead
+        ? [
+            {
+              title: `torch ${instead.version}${label} (the newest release with a ${tag} build for Python ${pythons.versions.join(', ')})`,
+              safety: 'unsafe',
+              edits: editable
+                ? [
+                    {
+                      path: file.path,
+                      range: [clause!.versionSpan.start, clause!.versionSpan.end],
+                      text: `${instead.version}${label}`,
+                    },
+                  ]
+                : [],
+            },
+          ]
+        : [],
+    });
+  }
+}
+
+/**
+ * The Python the command that installs a pin says it installs for (InstallContext.python): its own, or the command
+ * that reads the file it is written in (`python3.11 -m pip install -r requirements.txt`).
+ */
+function commandPython(
+  file: ParsedFile,
+  pkg: PackageFact,
+  invocation: Unit['packages'][number]['invocation'],
+): string | undefined {
+  const own = file.contexts[pkg.context]?.python;
+  if (own) return own;
+  let named: string | undefined;
+  for (const member of invocation?.members ?? []) {
+    const python = member.context.python;
+    if (python === 'other') return python;
+    named ??= python;
+  }
+  return named;
+}
 
 /**
  * A CUDA that was never released, wherever a package states it (`cudatoolkit=11.9`, `cuda-version=12.7`, a build

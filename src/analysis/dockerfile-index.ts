@@ -82,6 +82,12 @@ export class DockerfileIndex {
     return this.copied[stage] ?? [];
   }
 
+  /** The image at the root of a stage's FROM chain (what it runs on), where it names one. */
+  baseImageOf(stage: number): ParsedFile['images'][number] | undefined {
+    const root = this.tree.root(stage);
+    return this.file.images.find((image) => image.stage === root && image.fromStage === undefined);
+  }
+
   /** The platform a stage's FROM names (`--platform=linux/arm64`), of the stage its chain starts from. */
   platformOf(stage: number): string | undefined {
     this.platforms ??= new Map([...this.file.images].reverse().map((image) => [image.stage, image.platform] as const));
@@ -101,6 +107,25 @@ export class DockerfileIndex {
     this.computeUpTo(stage);
     const copied = this.copiedPythons[stage] ?? [];
     return copied.length === 0 ? chain : [...new Set([...chain, ...copied])];
+  }
+
+  /**
+   * Whether a stage, or one it builds on, copies an environment in from another stage or an image (`COPY
+   * --from=python:3.11 /usr/local /usr/local`, `COPY --from=build /opt/conda /opt/conda`): a Python may come with it.
+   */
+  copiesEnvironmentInto(stage: number): boolean {
+    if (!this.copiesEnvironments) return false;
+    for (let at: number | undefined = stage; at !== undefined; at = this.tree.parent(at)) {
+      const copies = this.copiesByStage.get(at) ?? [];
+      if (
+        copies.some(
+          (copy) => copy.fromStage !== undefined && copy.sources.some((source) => ENVIRONMENT.test(source.path)),
+        )
+      )
+        return true;
+      if (this.tree.parent(at) !== undefined && this.tree.parent(at)! >= at) break;
+    }
+    return false;
   }
 
   /** Whether any `COPY --from` of the file brings an environment (a conda prefix, a virtualenv, site-packages). */

@@ -27,7 +27,15 @@ import { DockerfileIndex } from './dockerfile-index.js';
 import { groupBy } from '../util/collections.js';
 import { isPypiIndex, isPytorchIndex } from './cuda-labels.js';
 import { resolveTorchBuild, type TorchBuild } from './torch-build.js';
-import { newestToolkitClaim, newestTorchClaim, surroundingsOf, unitPythons, type Surroundings } from './unpinned.js';
+import {
+  newestToolkitClaim,
+  newestTorchClaim,
+  stagePythons,
+  surroundingsOf,
+  unitPythons,
+  type StagePythons,
+  type Surroundings,
+} from './unpinned.js';
 import { evaluateMarker, MACHINES, type Machine } from '../parsers/markers.js';
 import { stronglyConnected } from '../util/graph.js';
 
@@ -65,6 +73,8 @@ export interface Unit {
   readonly invocations: readonly Invocation[];
   /** A Kubernetes container: where it may be scheduled and the CUDA it runs (see ContainerUnit). */
   readonly container?: ContainerUnit;
+  /** A Dockerfile stage's: every Python its pip may run with, where the stage says them all (stagePythons). */
+  readonly pythonsRun?: () => StagePythons | undefined;
 }
 
 /**
@@ -427,6 +437,8 @@ function dockerStageUnit(
       rootPackages: index.packagesOf(contexts),
       memberPackages,
       pythons: index.pythonsOf(stage),
+      copiesEnvironment: () => index.copiesEnvironmentInto(stage),
+      baseImage: index.baseImageOf(stage),
       platform,
     },
     kb,
@@ -594,6 +606,10 @@ interface UnitParts {
   readonly memberPackages?: ReadonlyMap<ParsedFile, readonly PackageFact[]>;
   /** The Pythons a Dockerfile stage installs by script (a Miniconda installer, `uv python install`). */
   readonly pythons?: readonly PythonFact[];
+  /** A Dockerfile stage's base image, which names its Python where it is a Python image (claims hold CUDA images). */
+  readonly baseImage?: ImageFact;
+  /** Whether a Dockerfile stage copies an environment in (a Python may come with it: DockerfileIndex). */
+  readonly copiesEnvironment?: () => boolean;
   /**
    * The machine the unit's installs run on, where it names it (`--platform=linux/arm64`, a lock's `… on aarch64`):
    * markers on `platform_machine` are judged for it. Elsewhere DEFAULT_MACHINE decides what depends on one.
@@ -624,6 +640,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       staticClaims,
       files.flatMap((file) => unitPackages(file)),
       parts.pythons,
+      parts.baseImage,
     ));
   const kept = stage !== undefined ? keptTorch(root, stage, files, unitPackages, invocationOf, kb) : undefined;
   const pinned = exactPins(files, unitPackages, kb);
@@ -733,7 +750,13 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
     ...implied,
   ];
   const target = chooseTarget(claims);
-  return { label, root, stage, files, claims, target, packages, invocations };
+  if (stage === undefined) return { label, root, stage, files, claims, target, packages, invocations };
+  let runs: StagePythons | null | undefined;
+  const pythonsRun = (): StagePythons | undefined => {
+    runs ??= (parts.copiesEnvironment?.() ? undefined : stagePythons(surroundings(), kb)) ?? null;
+    return runs ?? undefined;
+  };
+  return { label, root, stage, files, claims, target, packages, invocations, pythonsRun };
 }
 
 /**

@@ -24,7 +24,10 @@ const LATEST_CUDA = /^cuda(?:-toolkit)?(?:-(\d{1,2}))?$/;
 
 /** The images and Pythons an install runs with, where its unit says. */
 export interface Surroundings {
+  /** The images of the unit's CUDA claims. */
   readonly images: readonly ImageFact[];
+  /** A Dockerfile stage's base image, which names the Python where it is a Python image (it makes no CUDA claim). */
+  readonly base?: ImageFact;
   /** Pythons the unit installs explicitly (apt `python3.11`, conda `python=3.11`, `uv python install 3.11`). */
   readonly pythons: readonly string[];
   /**
@@ -47,6 +50,7 @@ export function surroundingsOf(
   claims: readonly CudaClaim[],
   packages: readonly PackageFact[],
   scripted: readonly PythonFact[] = [],
+  base?: ImageFact,
 ): Surroundings {
   const images = claims.flatMap((claim) => (claim.kind === 'image' && claim.image ? [claim.image] : []));
   const pythons = new Set<string>();
@@ -73,10 +77,11 @@ export function surroundingsOf(
     unknownPython = undefined;
   return {
     images,
+    ...(base ? { base } : {}),
     pythons: [...pythons],
     ...(unknownPython ? { unknownPython } : {}),
     ...(installedBy.size ? { installedBy } : {}),
-    ...(scripted.length ? { scripted: true } : {}),
+    ...(scripted.some((python) => !python.beside) ? { scripted: true } : {}),
   };
 }
 
@@ -93,6 +98,32 @@ function distributionOf(images: readonly ImageFact[], kb: KnowledgeBase): { os?:
 const NO_PYTHONS = { versions: [] as readonly string[] };
 
 /**
+ * The Python an image runs, where the image says: the official `python:3.X` image's, an NGC container's (its release
+ * notes' Python), the python3 of an nvidia/cuda image's distribution (which has none of its own: apt's python3).
+ */
+function basePython(
+  { images, base }: Surroundings,
+  kb: KnowledgeBase,
+): { readonly version: string; readonly label: string } | undefined {
+  for (const image of base ? [base, ...images] : images) {
+    if (!image.tag) continue;
+    if (!image.registry && image.repository === 'python') {
+      const version = PYTHON_IMAGE_TAG.exec(image.tag)?.[1];
+      if (version) return { version, label: `the ${image.reference} image's` };
+    }
+    if (image.registry === 'nvcr.io') {
+      const python = kb.ngcImage(image.repository, image.tag)?.frameworks?.python;
+      if (python) return { version: minorOf(python), label: `the ${image.reference} image's` };
+    }
+  }
+  const { os, osVersion } = distributionOf(images, kb);
+  const own = os ? kb.pythonsFor(os, osVersion) : undefined;
+  return own && own.versions.length === 1
+    ? { version: own.versions[0]!, label: `${os} ${osVersion}'s python3` }
+    : undefined;
+}
+
+/**
  * The Pythons a unit may run its pip installs with, where it says: its image's distribution's python3 (unless a
  * script installs the Python pip runs), the Pythons it installs explicitly, and every current Python where it installs
  * one of a version it does not say; `described` lists them, naming where each comes from where the unit says.
@@ -101,14 +132,21 @@ function pythonsAround(
   around: Surroundings,
   kb: KnowledgeBase,
 ): { readonly versions: readonly string[]; readonly described: string } {
-  const { os, osVersion } = distributionOf(around.images, kb);
-  const base = around.scripted ? NO_PYTHONS : kb.pythonsFor(os, osVersion);
+  const own = around.scripted ? undefined : basePython(around, kb);
+  // An image whose Python is not known may run an older one than a tool installs today (RHEL 9's 3.9, Ray's images).
+  const image = around.base !== undefined || around.images.length > 0;
+  const base = around.scripted
+    ? NO_PYTHONS
+    : own
+      ? { versions: [own.version] }
+      : {
+          versions: [...(image ? kb.pythonsStillRun() : []), ...kb.pythonsFor(undefined, undefined).versions],
+        };
   const unknown = around.unknownPython ? kb.pythonsFor(undefined, undefined).versions : [];
   const versions = [...new Set([...base.versions, ...around.pythons, ...unknown])];
-  const osPython = os && base.versions.length === 1 ? base.versions[0] : undefined;
   const label = (version: string): string =>
-    version === osPython
-      ? `${version} (${os} ${osVersion}'s python3)`
+    version === own?.version
+      ? `${version} (${own.label})`
       : around.installedBy?.has(version)
         ? `${version} (${around.installedBy.get(version)})`
         : version;
@@ -119,6 +157,35 @@ function pythonsAround(
       ? `${listed} (${around.unknownPython} may install any of them: the Dockerfile does not say which)`
       : listed,
   };
+}
+
+/** Every Python a stage's pip may run with, and where each comes from, for messages. */
+export interface StagePythons {
+  readonly versions: readonly string[];
+  readonly described: string;
+}
+
+/** The official `python` image's tag names its CPython (`python:3.8-slim` → 3.8; `python:3` does not). */
+const PYTHON_IMAGE_TAG = /^(3\.\d{1,2})(?:[.-]|$)/;
+
+/**
+ * Every Python a Dockerfile stage's pip may run with, where the stage says them all: the Python of the official
+ * `python:3.X` image or the python3 of an nvidia/cuda image's distribution, with every Python the stage installs
+ * beside it (apt's `python3.X`, a conda `python=3.X`, `uv python install 3.X`, a CPython built from source).
+ * Undefined where one may be missing: the base is another image (its Python is not known here), or a Python is
+ * installed whose version is not said, or an environment is copied in (`COPY --from=… /opt/conda`). Only a verdict
+ * that holds for every one of them is certain.
+ */
+export function stagePythons(around: Surroundings, kb: KnowledgeBase): StagePythons | undefined {
+  if (around.unknownPython) return undefined;
+  const base = basePython(around, kb);
+  if (!base) return undefined;
+  const versions = [...new Set([base.version, ...around.pythons])];
+  const label = (version: string): string =>
+    version === base.version
+      ? `${version} (${base.label})`
+      : `${version} (${around.installedBy?.get(version) ?? 'which the stage installs'})`;
+  return { versions, described: versions.map(label).join(', ') };
 }
 
 /** The Pythons a unit may run its pip installs with, where it says (pythonsAround); empty when nothing says. */

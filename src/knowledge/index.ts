@@ -511,6 +511,11 @@ export class KnowledgeBase {
       : { versions: this.data.python.current.versions, record: this.data.python.current };
   }
 
+  /** Pythons past their end of life that images still run (python.json `stillRun`): one of unknown Python may. */
+  pythonsStillRun(): readonly string[] {
+    return this.data.python.stillRun.versions;
+  }
+
   /**
    * The release `pip install "torch<specifier>"` takes from plain PyPI with Python `python`: the newest verified
    * release the specifier admits that supports that Python (pip skips releases whose Requires-Python excludes it).
@@ -522,6 +527,28 @@ export class KnowledgeBase {
     });
     const releases = this.pypiTorchMajors(specifier).releases;
     for (let i = releases.length - 1; i >= 0; i--) if (supports.has(releases[i]!)) return releases[i];
+    return undefined;
+  }
+
+  /**
+   * Whether a torch release ships wheels for a Python (`3.8`): by its supported-Python range, the Requires-Python of
+   * its wheels; undefined where the knowledge base does not record the range.
+   */
+  torchSupportsPython(release: TorchRelease, python: string): boolean | undefined {
+    return release.python ? safeSatisfies(python, release.python) : undefined;
+  }
+
+  /**
+   * The newest verified torch release that ships a wheel of `tag` (`cu118`, `cpu`; its PyPI build counts) for every
+   * one of `pythons`: what a pin that has no wheel for the Python at hand can move to.
+   */
+  newestTorchForPythons(tag: string, pythons: readonly string[]): TorchRelease | undefined {
+    const releases = this.data.pytorch.releases;
+    for (let i = releases.length - 1; i >= 0; i--) {
+      const release = releases[i]!;
+      if (isUnverified(release) || !this.torchBuilds(release).has(tag)) continue;
+      if (pythons.every((python) => this.torchSupportsPython(release, python) === true)) return release;
+    }
     return undefined;
   }
 

@@ -358,4 +358,6 @@ export const Python = z.strictObject({
   description: z.string(),
   osDefaults: z.array(z.strictObject({ os: z.string(), version: dotted, python: dotted, ...sourced })),
   current: z.strictObject({ versions: z.array(dotted).min(1), ...sourced }),
+  /** Pythons past their end of life that images still run (RHEL 9's 3.9): an image of unknown Python may run one. */
+  stillRun: z.strictObject({ versions: z.array(dotted), ...sourced }),
 });

@@ -87,6 +87,12 @@ export interface InstallContext extends Spanned {
   /** A Dockerfile command inside an `if`, `case` or loop of its RUN: on some of the script's paths only. */
   readonly mayNotRun?: boolean;
   /**
+   * The Python a pip or uv command installs for, where the command says: the minor version it names (`python3.11 -m
+   * pip`, `pip3.11`, `uv pip install --python 3.11`), or `other` where it installs for a Python the stage's own
+   * may not be (`--python-version`, `--platform`, `--target`, an interpreter by path or variable, a conda `pip`).
+   */
+  readonly python?: string;
+  /**
    * A Dockerfile command inside `if`s that the Dockerfile's own values make true (`if [ "$FLAG" = true ]` after
    * `ARG FLAG=true`): their conditions, as written. It runs unless a build argument changes them.
    */
@@ -403,6 +409,11 @@ export interface PythonFact extends Spanned {
   readonly by: string;
   /** A conda installer's: the environment it sets up runs the Python a conda `python` spec then names. */
   readonly condaInstaller: boolean;
+  /**
+   * Installed beside the distribution's python3, which stays the one `python3` and `pip3` run (`apt-get install
+   * python${V}`): unlike a conda installer's bin or a pyenv global, it does not take its place.
+   */
+  readonly beside?: boolean;
 }
 
 export interface ParsedFile {
@@ -444,7 +455,7 @@ function installsOnLinux(pkg: PackageFact): boolean {
 /** An install context while its file is read: its lists still grow (FactSink.addIndex, addInclude). */
 export type ContextDraft = Omit<
   InstallContext,
-  'indexes' | 'includes' | 'channels' | 'alternative' | 'replacesInstalled' | 'mayNotRun' | 'holds'
+  'indexes' | 'includes' | 'channels' | 'alternative' | 'replacesInstalled' | 'mayNotRun' | 'holds' | 'python'
 > & {
   indexes: IndexFact[];
   includes: IncludeFact[];
@@ -453,6 +464,7 @@ export type ContextDraft = Omit<
   replacesInstalled?: boolean;
   mayNotRun?: boolean;
   holds?: string;
+  python?: string;
 };
 
 /** A requirements or constraints file named by its web address. */

@@ -14,7 +14,7 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
   const words = stripPrefixes(command);
   const program = basename(words[0]?.text ?? '');
   recordPython(sink, program, words, stage);
-  if (PIP.test(program)) return recordPip(sink, words.slice(1), stage, 'pip');
+  if (PIP.test(program)) return recordPip(sink, words.slice(1), stage, 'pip', interpreterOf(words[0]!, 'pip'));
   if (program === 'uv' && words[1]?.text === 'pip') return recordPip(sink, words.slice(2), stage, 'uv');
   if (program === 'uv' && words[1]?.text === 'sync') return recordUvSync(sink, words.slice(2), words, stage);
   if (program === 'pixi' && (words[1]?.text === 'install' || words[1]?.text === 'shell-hook'))
@@ -57,7 +57,7 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
   const m = words.findIndex((word, i) => i > 0 && word.text === '-m');
   if (m > 0 && words.slice(1, m).every((word) => word.text.startsWith('-'))) {
     const module = words[m + 1]?.text ?? '';
-    if (PIP.test(module)) return recordPip(sink, words.slice(m + 2), stage, 'pip');
+    if (PIP.test(module)) return recordPip(sink, words.slice(m + 2), stage, 'pip', interpreterOf(words[0]!, 'python'));
     if (module === 'uv' && words[m + 2]?.text === 'pip') return recordPip(sink, words.slice(m + 3), stage, 'uv');
     // `python3.9 -m poetry install`, `python -m pipenv sync`: the tool, run by that interpreter.
     if (module === 'poetry' || module === 'pipenv' || module === 'pdm' || module === 'uv')
@@ -663,6 +663,9 @@ function skipRunOptions(words: readonly Word[]): Word[] {
  */
 const CONDA_INSTALLER = /(?:^|\/)(Miniconda|Miniforge|Mambaforge|Anaconda)(?:3|-pypy3)?-(?:py(3)(\d{1,2})_)?/;
 
+/** A CPython source release (python.org's `ftp/python/3.11.9/` or its `Python-3.11.9.tgz` archive). */
+const PYTHON_SOURCE = /(?:python\.org\/ftp\/python\/|(?:^|\/)Python-)(3)\.(\d{1,2})\.\d+/;
+
 /** A Python's major and minor in a version or request (`cpython-3.10.4-linux-x86_64-gnu`). */
 const PYTHON_MINOR = /(?:^|[^\d.])(3)\.(\d{1,2})(?![\d])/;
 
@@ -703,6 +706,15 @@ function recordPython(sink: FactSink, program: string, words: readonly Word[], s
     return;
   }
   for (const word of words) {
+    // A CPython source release fetched to be built (`https://www.python.org/ftp/python/3.11.9/Python-3.11.9.tgz`):
+    // its `make install` puts python3 in /usr/local/bin, first on the PATH.
+    if (word.text.includes('ython') && !word.unresolved) {
+      const source = PYTHON_SOURCE.exec(word.text);
+      if (source) {
+        addPython(sink, word, stage, 'a CPython built from source', `${source[1]}.${source[2]}`);
+        return;
+      }
+    }
     // Every installer's name holds `conda` or `forge`: most words are tested by those two searches alone.
     if (!word.text.includes('conda') && !word.text.includes('forge')) continue;
     const installer = CONDA_INSTALLER.exec(word.text);
@@ -768,7 +780,7 @@ export function stripPrefixes(command: Command): Word[] {
 }
 
 /** Whether the word at `i` comes before the program (`sudo -H`, `env`, `then`, `PIP_INDEX_URL=… pip`). */
-function isPrefix(command: Command, i: number): boolean {
+export function isPrefix(command: Command, i: number): boolean {
   const text = command[i]!.text;
   return (
     PREFIXES.has(text) ||
@@ -782,17 +794,20 @@ const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
 /**
  * Whether a command may be one that recordInstallCommand, lockExport or a PipEnv's `configure` reads: a word is pip
- * (`sudo -H pip config …`, `/opt/venv/bin/pip3 install`), `-m` (`python -m pip`) or names a conda installer (what
- * recordPython looks for), or the program after the prefixes is another tool they know. Most commands of a RUN
- * (`mkdir`, `cd`, `rm -rf`, `curl`) are none, and are then not read word by word three times (each reader strips the
- * prefixes, takes the program's name and tests every word again). test/parsers/installers.test.ts holds that a
- * command this declines gives those readers nothing, over every RUN of the fixtures and the corpus.
+ * (`sudo -H pip config …`, `/opt/venv/bin/pip3 install`), `-m` (`python -m pip`) or names a conda installer or a
+ * CPython source release (what recordPython looks for), or the program after the prefixes is another tool they know.
+ * Most commands of a RUN (`mkdir`, `cd`, `rm -rf`, `curl`) are none, and are then not read word by word three times
+ * (each reader strips the prefixes, takes the program's name and tests every word again).
+ * test/parsers/installers.test.ts holds that a command this declines gives those readers nothing, over every RUN of
+ * the fixtures and the corpus.
  */
 export function mayInstall(command: Command): boolean {
   let program: string | undefined;
   for (let i = 0; i < command.length; i++) {
     const text = command[i]!.text;
     if (text === '-m' || text.includes('conda') || text.includes('forge')) return true;
+    // A CPython source release (recordPython): `python.org/ftp/python/3.11.9/…`, `Python-3.11.9.tgz`.
+    if (text.includes('ython') && PYTHON_SOURCE.test(text)) return true;
     if (text.includes('pip') && PIP.test(basename(text))) return true;
     if (program === undefined && !isPrefix(command, i)) program = basename(text);
   }
@@ -844,18 +859,52 @@ const INDEX_KIND: Partial<Record<string, IndexKind>> = {
   'no-index': 'no-index',
 };
 
-function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: 'pip' | 'uv'): boolean {
+/**
+ * The Python a `pip`/`pip3.11` program or a `python3.11 -m pip` interpreter installs for: undefined for the image's
+ * own (`pip`, `pip3`, `python3`, under /usr/bin or /usr/local/bin), the minor version a name gives, `other` for
+ * any other path or a variable (`/opt/conda/bin/pip`, `/opt/venv/bin/python`, `$PYTHON`).
+ */
+function interpreterOf(word: Word, kind: 'pip' | 'python'): string | undefined {
+  if (word.unresolved) return 'other';
+  const slash = word.text.lastIndexOf('/');
+  const directory = word.text.slice(0, slash + 1);
+  if (directory !== '' && directory !== '/usr/bin/' && directory !== '/usr/local/bin/') return 'other';
+  const name = word.text.slice(slash + 1);
+  if (name === kind || name === `${kind}3`) return undefined;
+  const version = /^(?:pip|python)(3\.\d{1,2})$/.exec(name)?.[1];
+  return version ?? 'other';
+}
+
+/** Options by which a pip or uv install is for another Python than the one running it, or into another place. */
+const OTHER_PYTHON = new Set([
+  '--python-version',
+  '--platform',
+  '--python-platform',
+  '--target',
+  '-t',
+  '--implementation',
+  '--abi',
+]);
+
+function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: 'pip' | 'uv', python?: string): boolean {
   let i = 0;
   while (i < args.length && args[i]!.text.startsWith('-'))
     i += optionSpec(splitOption(args[i]!.text).name).takesValue && !args[i]!.text.includes('=') ? 2 : 1;
   if (args[i]?.text !== 'install') return false;
   const rest = args.slice(i + 1);
-  const context = addRequirementsContext(sink, tool, commandSpan(args), { stage });
+  const context = addRequirementsContext(sink, tool, commandSpan(args), { stage, ...(python ? { python } : {}) });
   for (let j = 0; j < rest.length; j++) {
     const word = rest[j]!;
     if (word.text.startsWith('-') && word.text.length > 1) {
       const { name, inlineValue, valueOffset } = splitOption(word.text);
       if (REPLACES_INSTALLED.test(name)) context.replacesInstalled = true;
+      if (OTHER_PYTHON.has(name)) context.python = 'other';
+      else if (name === '--python' || (tool === 'uv' && name === '-p')) {
+        // pip's `--python` runs pip for that interpreter (pip 22.3); uv's selects the environment's Python.
+        const value = inlineValue !== undefined ? word : rest[j + 1];
+        const text = value && !value.unresolved ? value.text.slice(inlineValue !== undefined ? valueOffset : 0) : '';
+        context.python = /^(?:python)?3\.\d{1,2}(?:\.\d+)?$/.test(text) ? pythonMinor(text)! : 'other';
+      }
       const spec = optionSpec(name);
       let value: Word | undefined;
       let valueFrom = 0;
@@ -1071,6 +1120,15 @@ function recordApt(
     }
     if (word.unresolved) {
       sink.unresolved.push({ span: word.span, text: word.text, reason: word.unresolved });
+      // `apt-get install python${PYTHON_VERSION}`: a Python beside the distribution's, of a version not known here.
+      if (/^python3?(?:\.|\$)/.test(word.text) && !word.text.includes('-'))
+        sink.pythons.push({
+          span: word.span,
+          stage,
+          by: `apt-get install ${word.text}`,
+          condaInstaller: false,
+          beside: true,
+        });
       continue;
     }
     const rpm = valueOptions !== APT_VALUE_OPTIONS;

@@ -530,6 +530,15 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase, inherited?: Torch
             ? `torch comes from PyPI, and no release near ${current.version} has a PyPI build for CUDA ${cuda}; install it from https://download.pytorch.org/whl/${tag} first`
             : `no torch release near ${current.version} has a ${tag} build`,
       );
+    // The release must have a wheel for the stage's Python: torch 2.7 (the first with cu128) has none for Ubuntu
+    // 20.04's python3.8. The plan does not move a Python (the image's OS, the stage's installs): it says so.
+    const pythons = release && torch.pkg.ecosystem === 'pip' ? unit.pythonsRun?.() : undefined;
+    if (release && pythons && pythons.versions.every((python) => kb.torchSupportsPython(release!, python) === false)) {
+      reasons.push(
+        `torch ${release.version}, the nearest release with a ${tag} build, has no wheel for Python ${pythons.described}; move the stage to a newer Python first (its image or OS), then plan again`,
+      );
+      release = undefined;
+    }
   }
 
   for (const claim of unit.claims) {
