@@ -109,7 +109,8 @@ export function sniffKind(text: string): FileKind | undefined {
     .map((line) => line.trim())
     .filter((line) => line !== '' && !line.startsWith('#'));
   if (lines.length === 0) return undefined;
-  if (/^(?:FROM|ARG)\s+\S/i.test(lines[0]!)) return 'dockerfile';
+  // `from setuptools import setup` is Python's, not a FROM (a Dockerfile's FROM names no `import`).
+  if (/^(?:FROM|ARG)\s+\S/i.test(lines[0]!) && !/^from\s+\S+\s+import\s/.test(lines[0]!)) return 'dockerfile';
   // Named, a Kubernetes object of any kind is a manifest (a ConfigMap, a Kueue queue): checked, it asks for nothing.
   // A walk takes only those of a workload's shape (kindByContent), so that not every YAML of a repository is one.
   if (/^apiVersion:[ \t]*\S/m.test(text) && /^kind:[ \t]*\S/m.test(text)) return 'kubernetes';

@@ -62,7 +62,17 @@ interface Alternatives {
   readonly alternatives: readonly Variable[];
 }
 
-type Local = Variable | { readonly unresolved: string } | Alternatives;
+/**
+ * A variable set inside a block on the path a later command of the same branch takes (`then TAG=cu113 && pip install
+ * torch==1.13.1+$TAG`): that command sees the value for certain (it runs only after the assignment did); a command
+ * after the block, or in another branch, does not.
+ */
+interface Scoped {
+  readonly unresolved: string;
+  readonly within: { readonly value: Variable; readonly branch: object };
+}
+
+type Local = Variable | { readonly unresolved: string } | Alternatives | Scoped;
 
 /** Commands are read once per combination of alternative values, up to this many; beyond, they are not checked. */
 const MAX_ALTERNATIVES = 8;
@@ -132,6 +142,8 @@ interface SplitScript {
 const BLOCK_OPEN = new Set(['if', 'case', 'for', 'while', 'until', 'select']);
 const BLOCK_CLOSE = new Set(['fi', 'esac', 'done']);
 const BLOCK_INNER = new Set(['then', 'else', 'elif', 'do']);
+/** The reserved words that end the branch of an `if` being read. */
+const LEAVES_BRANCH = new Set(['else', 'elif']);
 const DECLARE = new Set(['export', 'readonly', 'declare', 'typeset', 'local']);
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=/;
 
@@ -149,6 +161,9 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
   const resolve: Resolver = (name) => {
     const local = locals.get(name);
     if (local && 'alternatives' in local) (referenced ??= new Set()).add(name);
+    // A command that starts with `else`/`elif` is read before its branch starts (track): the branch it leaves is over.
+    if (local && 'within' in local && paths.inBranch(local.within.branch, LEAVES_BRANCH.has(current[0]?.text ?? '')))
+      return local.within.value;
     return local ?? outer(name);
   };
   /** Commands to read again once per alternative: where they are, and the variables as they were there. */
@@ -352,6 +367,10 @@ class Paths {
     holds: string | undefined;
     /** Whether the branch being read never runs with the script's values. */
     dead: boolean;
+    /** The branch being read (a new object at each `then`, `elif`, `else`, `do`), for variables set on it. */
+    branch: object;
+    /** Which of `branches` runs with the script's values (a build argument may pick another), where one does. */
+    held: number | undefined;
   }[] = [];
   /** The assignment of `cmd && X=1` waiting for its `|| X=2`. */
   pendingOr: { readonly name: string; readonly value: Variable | null } | undefined;
@@ -369,7 +388,49 @@ class Paths {
       settledFixed: false,
       holds: undefined,
       dead: false,
+      branch: {},
+      held: undefined,
     });
+  }
+
+  /**
+   * An `if` whose condition goes on after `&&` or `||` (`if [ "$A" = 2 ] && [ "$B" = 7 ]; then`): the next command,
+   * a test, is part of it. Undefined where the condition so far is not known: the whole is not.
+   */
+  chain: { readonly operator: string; readonly so: Condition | undefined } | undefined;
+
+  /** A test of an `if`'s condition after `&&` or `||`: the condition so far with it (`false && x` is false). */
+  chained(test: Condition | undefined, after: string): void {
+    const top = this.open.at(-1);
+    const chain = this.chain;
+    this.chain = undefined;
+    if (!top || top.kind !== 'if' || !chain) return;
+    const so = chain.so;
+    let whole: Condition | undefined;
+    if (so && (chain.operator === '&&' ? !so.value : so.value)) whole = so;
+    else if (so && test)
+      whole = {
+        value: test.value,
+        written: `${so.written} ${chain.operator} ${test.written}`,
+        fixed: so.fixed && test.fixed,
+      };
+    top.condition = after === ';' || after === '\n' ? whole : undefined;
+    if (after === '&&' || after === '||') this.chain = { operator: after, so: whole };
+  }
+
+  /** The innermost block's branch being read, where it is an `if`'s (a `case` arm is not told from the next). */
+  currentBranch(): object | undefined {
+    const top = this.open.at(-1);
+    return top?.kind === 'if' ? top.branch : undefined;
+  }
+
+  /**
+   * Whether the commands being read are on that branch (it is still being read, or a block inside it is); `leaving`:
+   * the command being read starts the innermost block's next branch.
+   */
+  inBranch(branch: object, leaving: boolean): boolean {
+    const last = this.open.length - 1;
+    return this.open.some((block, i) => block.branch === branch && !(leaving && i === last));
   }
 
   /**
@@ -383,6 +444,7 @@ class Paths {
     if (!top) return;
     top.holds = undefined;
     top.dead = false;
+    top.branch = {};
     if (top.kind !== 'if') return;
     if (keyword === 'elif') {
       // The chain reaches this test only while every condition before it was false.
@@ -403,11 +465,20 @@ class Paths {
         top.holds = condition.written;
         top.settled = true;
         top.settledFixed = condition.fixed && top.reachedFixed;
+        top.held = top.branches.length - 1;
       }
     } else if (keyword === 'else') {
       top.branches.push(new Map());
       top.complete = true;
       top.dead = top.settledFixed;
+      // Every condition of the chain false (`if [ -n "$URL" ]` after `ARG URL=""`): the `else` runs.
+      const condition = top.condition;
+      if (!top.settled && top.reached && condition?.value === false) {
+        top.holds = `! ${condition.written}`;
+        top.settled = true;
+        top.settledFixed = condition.fixed && top.reachedFixed;
+        top.held = top.branches.length - 1;
+      }
     }
   }
 
@@ -444,7 +515,15 @@ class Paths {
   closed(): Map<string, Variable[]> {
     const block = this.open.pop();
     const set = new Map<string, Variable[]>();
-    if (block?.kind !== 'if' || !block.complete || block.branches.length < 2) return set;
+    if (block?.kind !== 'if') return set;
+    // A branch the script's values pick (`else` of `if [ "$MAJOR" = "2" ]` where MAJOR is 1 by an ARG's default): the
+    // value its own values give, as an ARG's default is (another build argument may give another).
+    const held = block.held === undefined ? undefined : block.branches[block.held];
+    if (held) {
+      for (const [name, value] of held) if (value) set.set(name, [{ ...value, buildArg: true }]);
+      return set;
+    }
+    if (!block.complete || block.branches.length < 2) return set;
     for (const name of block.branches[0]!.keys()) {
       const values = block.branches.map((branch) => branch.get(name));
       if (values.every((value): value is Variable => value !== undefined && value !== null)) set.set(name, values);
@@ -491,8 +570,8 @@ interface Condition {
  * `!`. Only a condition that ends at `;` or a line break (no `&&`, `||` or pipeline) and whose every word is known;
  * anything else is undefined: its branch may or may not run.
  */
-function conditionOf(condition: readonly Word[], where: Surroundings): Condition | undefined {
-  if (where.after !== ';' && where.after !== '\n') return undefined;
+function conditionOf(condition: readonly Word[], where: Surroundings, chained = false): Condition | undefined {
+  if (!chained && where.after !== ';' && where.after !== '\n') return undefined;
   if (condition.length === 0 || condition.some((word) => word.unresolved)) return undefined;
   const texts = condition.map((word) => word.text);
   const negated = texts[0] === '!';
@@ -545,14 +624,24 @@ function track(command: Command, where: Surroundings): number {
   let words = command;
   const depth = blocks;
   const first = words[0]!.text;
+  if (paths.chain && !BLOCK_INNER.has(first) && !BLOCK_OPEN.has(first) && !BLOCK_CLOSE.has(first)) {
+    paths.chained(conditionOf(words, where, true), after);
+    return depth;
+  }
+  paths.chain = undefined;
   if (BLOCK_OPEN.has(first)) {
-    paths.opened(first, first === 'if' ? conditionOf(words.slice(1), where) : undefined);
+    const chained = first === 'if' && (after === '&&' || after === '||');
+    paths.opened(first, first === 'if' ? conditionOf(words.slice(1), where, chained) : undefined);
+    if (chained) paths.chain = { operator: after, so: conditionOf(words.slice(1), where, true) };
     paths.pendingOr = undefined;
     return depth + 1;
   }
   if (BLOCK_CLOSE.has(first)) {
     for (const [name, values] of paths.closed())
-      locals.set(name, { unresolved: CONDITIONAL(name), alternatives: distinct(values) });
+      locals.set(
+        name,
+        values.length === 1 ? values[0]! : { unresolved: CONDITIONAL(name), alternatives: distinct(values) },
+      );
     paths.pendingOr = undefined;
     return Math.max(0, depth - 1);
   }
@@ -572,14 +661,9 @@ function track(command: Command, where: Surroundings): number {
     paths.pendingOr = undefined;
     return depth;
   }
-  const conditional =
-    depth > 0 ||
-    before === '||' ||
-    after === '||' ||
-    before === '|' ||
-    after === '|' ||
-    after === '&' ||
-    before === '(';
+  const unsure =
+    before === '||' || after === '||' || before === '|' || after === '|' || after === '&' || before === '(';
+  const conditional = depth > 0 || unsure;
   const pending = paths.pendingOr;
   paths.pendingOr = undefined;
   // A value read from a variable (`V=$FLAG`, `V=$(…)`) may come from a build argument: an `if` it decides is not
@@ -597,7 +681,14 @@ function track(command: Command, where: Surroundings): number {
           ...(expanded ? { buildArg: true } : {}),
         };
     if (conditional) {
-      locals.set(name, { unresolved: CONDITIONAL(name) });
+      // Inside a block, not beside `||`, `|` or `&`: a later command of the branch sees the value.
+      const branch = depth > 0 && value && !unsure ? paths.currentBranch() : undefined;
+      locals.set(
+        name,
+        branch && value
+          ? { unresolved: CONDITIONAL(name), within: { value, branch } }
+          : { unresolved: CONDITIONAL(name) },
+      );
       const single = words.length === 1;
       if (depth > 0 && single) paths.assigned(name, value);
       else if (depth === 0 && single && before === '&&' && after === '||') paths.pendingOr = { name, value };

@@ -296,6 +296,58 @@ describe('Dockerfile parser', () => {
     });
   });
 
+  it("decides an if whose condition chains tests with && and || by the file's values", () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM python:3.10',
+        'ARG A=2',
+        'ARG B=7',
+        'RUN if [ "$A" = "2" ] && [ "$B" = "7" ]; then pip install p==1; else pip install q==1; fi',
+        'RUN if [ "$A" = "3" ] || [ "$B" = "7" ]; then pip install r==1; fi',
+        'RUN if [ "$A" = "3" ] && [ "$C" = "7" ]; then pip install s==1; else pip install t==1; fi',
+        'RUN if [ "$A" = "2" ] && [ "$C" = "7" ]; then pip install u==1; fi',
+        '',
+      ].join('\n'),
+    );
+    const read = Object.fromEntries(
+      file.packages.map((pkg) => {
+        const context = file.contexts[pkg.context!]!;
+        return [pkg.name, context.mayNotRun ? 'may not run' : (context.holds ?? 'runs')];
+      }),
+    );
+    expect(read).toEqual({
+      p: '[ "$A" = "2" ] && [ "$B" = "7" ]',
+      q: 'may not run',
+      r: '[ "$A" = "3" ] || [ "$B" = "7" ]',
+      // `false && …` is false whatever follows: the else runs.
+      s: 'may not run',
+      t: '! [ "$A" = "3" ]',
+      // A test of a value not known (C) leaves the whole unknown.
+      u: 'may not run',
+    });
+  });
+
+  it('knows a variable the branch that runs sets, after the if, and one set earlier in the same branch', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM python:3.10',
+        'ARG MAJOR=1',
+        // The else runs with the ARG's default: TAG is cu118 after the if (another --build-arg may change it).
+        'RUN if [ "$MAJOR" = "2" ]; then TAG=cu121; else TAG=cu118; fi && pip install torch==2.0.1+${TAG}',
+        // Set before its use in the same branch (mosaicml/composer's Dockerfile): known there, not after the if.
+        'RUN if [ -n "$X" ]; then V=cu117 && pip install torchvision==0.15.2+${V}; fi; pip install torchaudio==2.0.2+${V}',
+        '',
+      ].join('\n'),
+    );
+    expect(file.packages.map((pkg) => `${pkg.name} ${pkg.exact ?? '-'}`)).toEqual([
+      'torch 2.0.1+cu118',
+      'torchvision 0.15.2+cu117',
+    ]);
+    expect(file.unresolved.map((entry) => entry.text)).toEqual(['torchaudio==2.0.2+${V}']);
+  });
+
   it('reads nothing of a branch that never runs with values no build argument changes; one an ARG decides may run', () => {
     const file = parseDockerfile(
       'Dockerfile',
@@ -323,7 +375,8 @@ describe('Dockerfile parser', () => {
     expect(read).toEqual({
       // ENV decides: the branch that holds runs, the others (their conditions untested) never do.
       o: '[ "$MODE" = gpu ]',
-      r: 'may not run',
+      // Every condition of the chain false: its else runs.
+      r: '! [ "$OFF" = true ]',
       s: '[ "$MODE" = gpu ]',
       // An ARG's default decides: the branch it picks is read as running (as the default builds it), and the others
       // may run, since --build-arg can pick them.

@@ -1,6 +1,6 @@
 /** What every parser shares: which file a path is read as, and no throwing or stray positions on odd input. */
 import { describe, expect, it } from 'vitest';
-import { classifyPath, parseFile } from '../../src/parsers/index.js';
+import { classifyPath, parseFile, sniffKind } from '../../src/parsers/index.js';
 import { codeBlock } from '../support/code-block.js';
 
 describe('classifyPath', () => {
@@ -21,6 +21,16 @@ describe('classifyPath', () => {
     ['docker-compose.yml', undefined],
   ])('%s → %s', (path, kind) => {
     expect(classifyPath(path)).toBe(kind);
+  });
+});
+
+describe('sniffKind (a file named on the command line whose name does not tell its kind)', () => {
+  it("takes Python's `from … import …` for no Dockerfile (ms-swift's setup.py), and a FROM in any case for one", () => {
+    expect(sniffKind('from setuptools import find_packages, setup\nimport os\n')).toBeUndefined();
+    expect(sniffKind('# comment\nfrom typing import List\n')).toBeUndefined();
+    expect(sniffKind('FROM python:3.11-slim\nRUN pip install torch\n')).toBe('dockerfile');
+    expect(sniffKind('from nvidia/cuda:12.4.1-base-ubuntu22.04 as build\n')).toBe('dockerfile');
+    expect(sniffKind('ARG BASE=python:3.11\nFROM $BASE\n')).toBe('dockerfile');
   });
 });
 

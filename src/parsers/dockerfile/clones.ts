@@ -113,9 +113,13 @@ export class Clones {
    */
   private cwd: string | undefined = '';
 
-  /** A new RUN starts in the stage's working directory. */
-  startRun(): void {
-    this.cwd = '';
+  /**
+   * A new RUN starts in the stage's working directory: its WORKDIR where the file says it (then clones and paths are
+   * absolute, so `WORKDIR /app/tool` after a RUN in /app that cloned `tool` is inside the clone), else '' (paths
+   * relative to the instructions' working directory).
+   */
+  startRun(workdir?: string): void {
+    this.cwd = workdir === undefined ? '' : normalFolder(workdir);
   }
 
   add(stage: number, clone: Clone): void {

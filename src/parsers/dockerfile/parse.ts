@@ -197,6 +197,7 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
             Math.max(stage, 0),
             resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent),
             pipEnvs[stage],
+            stage >= 0 ? workdirs[stage] : undefined,
           );
           // A bind mount from a stage (`--mount=type=bind,from=deps,source=/src/r.txt,target=/tmp/r.txt`).
           for (let i = copiesBefore; i < sink.copies.length; i++) {
@@ -668,7 +669,14 @@ function runsScript(words: readonly string[]): boolean {
   );
 }
 
-function recordRun(reading: Reading, span: Span, stage: number, resolve: Resolver, pip: PipEnv | undefined): void {
+function recordRun(
+  reading: Reading,
+  span: Span,
+  stage: number,
+  resolve: Resolver,
+  pip: PipEnv | undefined,
+  workdir: string | undefined,
+): void {
   const { sink, source, escape, exports, inline, clones } = reading;
   const text = source.text;
   resolve = withSecrets(text, span, resolve);
@@ -720,7 +728,7 @@ function recordRun(reading: Reading, span: Span, stage: number, resolve: Resolve
   // `--mount=type=bind,source=requirements.txt,target=/tmp/requirements.txt`: the RUN reads the file there.
   const flags = heredoc ? Mapped.of(text.slice(keywordEnd, span.start + heredoc.index), keywordEnd) : scripts[0]!;
   if (flags.text.includes('--mount')) for (const copy of bindMounts(flags, stage)) sink.copies.push(copy);
-  clones.startRun();
+  clones.startRun(workdir);
   for (const script of scripts) {
     if (script.text.includes('pip.')) pip?.noteScript(script.text);
     const { commands, inBlock, holding, stdout } = readCommands(script, resolve);

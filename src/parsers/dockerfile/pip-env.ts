@@ -10,6 +10,7 @@
 import type { CopyFact, FactSink, IndexFact, IndexKind, ContextDraft } from '../facts.js';
 import type { Span } from '../source.js';
 import type { Word } from '../shell.js';
+import { isPrefix } from '../installers.js';
 
 interface Setting {
   readonly kind: IndexKind;
@@ -135,9 +136,14 @@ export class PipEnv {
     const tool: Tool = context.tool;
     const own = new Map(this.settings[tool]);
     const variables = tool === 'pip' ? PIP_VARIABLES : UV_VARIABLES;
-    for (const word of command) {
+    for (let i = 0; i < command.length; i++) {
+      const word = command[i]!;
       const eq = word.text.indexOf('=');
-      if (eq <= 0 || !/^[A-Z_][A-Z0-9_]*$/.test(word.text.slice(0, eq))) break;
+      if (eq <= 0 || !/^[A-Z_][A-Z0-9_]*$/.test(word.text.slice(0, eq))) {
+        // The words before the assignments: the reserved word a branch's command follows (`then VAR=… pip`), `env`.
+        if (isPrefix(command, i)) continue;
+        break;
+      }
       const key = word.text.slice(0, eq);
       const kind = variables.get(key);
       const value = word.mapped.slice(eq + 1);

@@ -135,17 +135,25 @@ export const GPU_RESOURCE = String.raw`nvidia\.com\/(?:gpu(?:\.shared)?|pgpu|mig
 export const GPU_BY_KIND_NAME =
   /^[ \t]*(?:resourceProfile[ \t]*:[ \t]*["']?nvidia-[\w.-]+:[ \t]*[1-9]|instanceType[ \t]*:[ \t]*["']?Standard_N[CD](?![\w]*MI\d)\w*)/m;
 
-/** A GPU resource as a key (`nvidia.com/gpu: 1`); a count of zero asks for none (`nvidia.com/gpu: 0`). */
+/**
+ * A GPU resource as a key (`nvidia.com/gpu: 1`, or in a flow mapping `{nvidia.com/gpu: 1}`); a count of zero asks for
+ * none (`nvidia.com/gpu: 0`).
+ */
 export const GPU_REQUEST_KEY = new RegExp(
-  String.raw`^[ \t-]*["']?${GPU_RESOURCE}["']?[ \t]*:(?![ \t]*["']?0+["']?[ \t]*(?:#.*)?$)`,
+  String.raw`^[ \t-]*["']?${GPU_RESOURCE}["']?[ \t]*:(?![ \t]*["']?0+["']?[ \t]*(?:#.*)?$)` +
+    // In a flow mapping: `limits: {nvidia.com/gpu: "2"}`.
+    String.raw`|[{,][ \t]*["']?${GPU_RESOURCE}["']?[ \t]*:(?![ \t]*["']?0+["']?[ \t]*[,}])`,
   'm',
 );
 
 /**
  * What a YAML document must have to be read as a Kubernetes object with workloads: a top-level `apiVersion` and
- * `kind`, and somewhere a container list, a single container or image, or a GPU request.
+ * `kind`, and somewhere a container list, a single container or image, or a GPU request (a key of its own line, or
+ * of a flow mapping).
  */
 export const WORKLOAD_SHAPE = new RegExp(
-  String.raw`^[ \t-]*(?:containers|container|script|trainer|runner|mainContainer|image|resourceClaims|${GPU_RESOURCE})[ \t]*:`,
+  String.raw`^[ \t-]*(?:containers|container|script|trainer|runner|mainContainer|image|resourceClaims|${GPU_RESOURCE})[ \t]*:` +
+    // A GPU request in a flow mapping (`limits: {nvidia.com/gpu: "2"}`), as an InferenceService's model may write it.
+    String.raw`|[{,][ \t]*["']?${GPU_RESOURCE}["']?[ \t]*:`,
   'm',
 );
