@@ -158,7 +158,18 @@ function checkStage(
   if (imageWithoutCuda(base, kb)) return;
   // Packages built for a CUDA whose release nothing here names (flash-attn, sglang): said all the same.
   const claimed = new Set(pinned.map((claim) => claim.package));
-  const built = unit.packages.filter(({ pkg }) => builtForCuda(pkg) && !claimed.has(pkg));
+  // And torch from PyPI whose CUDA is not one major for every Python the image may run (its Python is not known):
+  // PyPI's Linux torch is a CUDA build whichever release is taken.
+  const built = unit.packages.filter(
+    ({ pkg, build, invocation }) =>
+      !claimed.has(pkg) &&
+      (builtForCuda(pkg) ||
+        (pkg.ecosystem === 'pip' &&
+          pkg.name === 'torch' &&
+          !pkg.url &&
+          !build?.cpu &&
+          !invocation?.indexes.some((index) => index.kind === 'index-url' || index.kind === 'find-links'))),
+  );
   if (pinned.length === 0 && built.length === 0) return;
   if (kb.imageLookup(base)?.state === 'missing' || !once(unit.root, base)) return;
   const why = whyUnknown(base, kb);

@@ -26,6 +26,7 @@ import {
   type RepositoryReader,
 } from '../reader.js';
 import { utf16Text } from '../util/utf16.js';
+import { trackedPaths, type Tracked } from './git-index.js';
 
 const SKIP_DIRS = new Set([
   '.git',
@@ -183,8 +184,8 @@ function withGitignore(levels: IgnoreLevels, absoluteDirectory: string, repoDire
 /**
  * Walk files and directories, returning checkable paths: files named as Dockerfiles, requirements or conda files
  * (YAML files in environment folders by content) and files the baseline's `files.include` names. Skipped: VCS,
- * dependency and build folders, what `.gitignore` files ignore, and `files.exclude`. A file named on the command
- * line is always checked.
+ * dependency and build folders, what `.gitignore` files ignore (unless git tracks it: git-index.ts), and
+ * `files.exclude`. A file named on the command line is always checked.
  */
 export function walk(root: string, inputs: readonly string[], filters: WalkFilters = {}): Walked {
   const paths = new Set<string>();
@@ -212,9 +213,16 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
     const byName = classifyPath(repoPath);
     return byName ?? (yamlByContent(repoPath) ? kindInside(absolute, repoPath) : undefined);
   };
+  /** What git tracks in the checkout, read once the first time a `.gitignore` pattern matches (null: not known). */
+  let tracked: Tracked | null | undefined;
+  const isTracked = (repoPath: string, directory: boolean): boolean => {
+    if (tracked === undefined) tracked = trackedPaths(root) ?? null;
+    return tracked !== null && (directory ? tracked.folders : tracked.files).has(repoPath);
+  };
   const skipped = (levels: IgnoreLevels, repoPath: string, directory: boolean): boolean =>
     (excluded?.ignores(directory ? `${repoPath}/` : repoPath) ?? false) ||
-    (gitignore && ignoredBy(levels, repoPath, directory));
+    // A file git tracks is checked, whatever a .gitignore says of it (`git add -f`): it is in every clone.
+    (gitignore && ignoredBy(levels, repoPath, directory) && !isTracked(repoPath, directory));
   /** A file found while walking: by its name, or because files.include names it (then its content decides). */
   const found = (absolute: string, repoPath: string, viaLink: boolean, levels: IgnoreLevels): void => {
     if (skipped(levels, repoPath, false)) return;
