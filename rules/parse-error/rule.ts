@@ -69,7 +69,10 @@ export default defineRule({
             data: { text: fact.text, reason: fact.reason },
             file,
             span: fact.span,
-            ...(baseline.unchecked === 'neutral' ? { severity: 'notice' as const } : {}),
+            // Where only the pools' placement is not known and the baseline has no pools, nothing is hidden.
+            ...(baseline.unchecked === 'neutral' || (fact.placementOnly && baseline.pools.length === 0)
+              ? { severity: 'notice' as const }
+              : {}),
           });
           continue;
         }

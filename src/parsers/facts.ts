@@ -332,6 +332,11 @@ export interface UnresolvedFact extends Spanned {
    * a file not checked (the baseline's `unchecked` policy), not as a notice.
    */
   readonly fails?: boolean;
+  /**
+   * What is not read decides only where the fleet's pools run it (a KServe predictor's nodeSelector, not carried to
+   * the serving runtime another file defines): with no pools in the baseline it hides nothing, and is a notice.
+   */
+  readonly placementOnly?: boolean;
 }
 
 export interface ParseProblem extends Spanned {

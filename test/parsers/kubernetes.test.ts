@@ -822,7 +822,7 @@ describe("KServe runtimes in another file (the repository's serving index)", () 
     expect(parsed(0).unresolved).toEqual([]);
     // Its placement is not carried to another file: the placed service fails closed, and says where its runtime is.
     expect(parsed(1).unresolved.map((entry) => entry.reason)).toEqual([
-      expect.stringContaining('which runtimes/nim.yaml defines, and its predictor'),
+      expect.stringContaining('which runtimes/nim.yaml defines (checked there), and its predictor'),
     ]);
     // Without the index, as before: the runtime asks for no GPU, and the service is not checked.
     expect(parseKubernetesManifest(files[3]!.path, files[3]!.text).containers[0]!.gpu).toBe(false);

@@ -169,15 +169,10 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
           true,
         );
       else if (isTemplate(body)) templateNotChecked(sink, body, start, text);
-      else
-        notChecked(
-          sink,
-          body,
-          start,
-          `it asks for NVIDIA GPUs, but ${whereTheImageIs(body, path, options.serving)}`,
-          text,
-          true,
-        );
+      else {
+        const where = whereTheImageIs(body, path, options.serving);
+        notChecked(sink, body, start, `it asks for NVIDIA GPUs, but ${where.text}`, text, true, false, where.placement);
+      }
     } else if (placeholders.length > 0)
       notChecked(
         sink,
@@ -404,13 +399,29 @@ function moveBy(root: Node | null | undefined, offset: number): void {
 const KIND_LINE = /^kind:[ \t]*["']?([\w.-]+)/m;
 
 /** Why a GPU document's image is not in it, as its kind has it (kinds.ts). */
-function whereTheImageIs(body: string, path: string, index: ServingIndex | undefined): string {
+function whereTheImageIs(
+  body: string,
+  path: string,
+  index: ServingIndex | undefined,
+): { readonly text: string; readonly placement?: boolean } {
+  const said = whereTheImageIsSaid(body, path, index);
+  return typeof said === 'string' ? { text: said } : said;
+}
+
+function whereTheImageIsSaid(
+  body: string,
+  path: string,
+  index: ServingIndex | undefined,
+): string | { readonly text: string; readonly placement: true } {
   const kind = KIND_LINE.exec(body)?.[1];
   if (kind === 'InferenceService') {
     const runtime = RUNTIME_NAME.exec(body)?.[1];
     const elsewhere = runtime === undefined ? [] : (index?.runtimes[runtime] ?? []).filter((other) => other !== path);
     if (elsewhere.length > 0)
-      return `its image is that of the serving runtime its model names (runtime: ${runtime}), which ${elsewhere.join(', ')} defines, and its predictor's nodeSelector or affinity, which decide where that runtime's containers run, are not carried to another file`;
+      return {
+        text: `its image is that of the serving runtime its model names (runtime: ${runtime}), which ${elsewhere.join(', ')} defines (checked there), and its predictor's nodeSelector or affinity, which decide which pool runs that runtime's containers, are not carried to another file`,
+        placement: true,
+      };
     return `its image is that of the serving runtime its model ${runtime ? `names (runtime: ${runtime}, a ServingRuntime or ClusterServingRuntime)` : 'format selects (a ServingRuntime or ClusterServingRuntime whose supportedModelFormats lists it)'}, not in this document`;
   }
   // KServe's LLMInferenceService merges its template over the LLMInferenceServiceConfig presets it names (baseRefs)
@@ -608,6 +619,8 @@ function notChecked(
   gpu: boolean,
   /** Whether the document may ask for GPUs in a way not written here (then nothing is said of its GPUs). */
   unknownGpus = false,
+  /** Whether what is not read decides only where the pools run it (UnresolvedFact.placementOnly). */
+  placementOnly = false,
 ): void {
   const kindAt = KIND_LINE.exec(body);
   const lineStart = kindAt ? start + kindAt.index : start + (/\S/.exec(body)?.index ?? 0);
@@ -618,6 +631,7 @@ function notChecked(
     text: kindAt ? `kind: ${kindAt[1]!.trim()}` : 'this document',
     reason: `${why}${gpu || unknownGpus ? '' : ' (it asks for no NVIDIA GPU)'}`,
     ...(gpu ? { fails: true } : {}),
+    ...(placementOnly ? { placementOnly } : {}),
   });
 }
 

@@ -1,0 +1,20 @@
+/**
+ * A KServe InferenceService whose runtime another file defines is not judged through it: its predictor's placement
+ * (nodeSelector, affinity) is not carried there. That hides something only where the baseline has GPU pools, which
+ * the placement chooses between: an error then (the default `unchecked`), a notice without pools.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT, runCase } from '../support/harness.js';
+
+const severities = (fixture: string): string[] =>
+  runCase(join(ROOT, 'fixtures', 'rules', 'parse-error', fixture))
+    .report.findings.filter((finding) => finding.ruleId === 'parse-error')
+    .map((finding) => finding.severity);
+
+describe('an InferenceService whose runtime is in another file', () => {
+  it('fails closed where the baseline has pools, and is a notice where it has none', () => {
+    expect(severities('kserve-placed-service-runtime-elsewhere-pools')).toEqual(['error']);
+    expect(severities('kserve-placed-service-runtime-elsewhere')).toEqual(['notice']);
+  });
+});
