@@ -24,17 +24,19 @@ export const MVC = 'https://docs.nvidia.com/deploy/cuda-compatibility/minor-vers
 export const FORWARD = 'https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html';
 
 /**
- * Whether the unit runs on an image of NVIDIA's that ships cuda-compat (nvidia/cuda, NGC): forward compatibility is
- * possible there.
+ * Whether the unit runs on an image that ships NVIDIA's cuda-compat: nvidia/cuda and NGC images, and the vendor images
+ * the knowledge base reads the CUDA of (vLLM, SGLang, Ray, runpod: each built FROM an nvidia/cuda image, whose
+ * cuda-compat it keeps; images.json `vendor`). Forward compatibility is possible there.
  */
 export function compatImage(unit: Pick<Unit, 'claims'>, kb: KnowledgeBase): boolean {
-  return unit.claims.some(
-    (claim) =>
-      claim.kind === 'image' &&
-      claim.image !== undefined &&
-      (kb.isNvidiaCuda(claim.image.registry, claim.image.repository) ||
-        (claim.image.registry === 'nvcr.io' && claim.image.repository.startsWith('nvidia/'))),
-  );
+  return unit.claims.some((claim) => {
+    const image = claim.kind === 'image' ? claim.image : undefined;
+    if (!image) return false;
+    if (kb.isNvidiaCuda(image.registry, image.repository)) return true;
+    if (image.registry === 'nvcr.io' && image.repository.startsWith('nvidia/')) return true;
+    const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+    return image.tag !== undefined && kb.vendorImage(name, image.tag) !== undefined;
+  });
 }
 
 /**
