@@ -24,6 +24,8 @@ const LOOKUP =
 const MESSAGES = {
   container:
     '{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known ({{why}}), so {{unchecked}}',
+  containerWithoutCuda:
+    '{{workload}} container {{container}} gets NVIDIA GPUs and runs {{image}} ({{why}}): what runs in it brings its CUDA, which is not known here, so {{unchecked}}',
   stage:
     '{{image}} is the base of a stage that installs CUDA builds ({{what}}), but its own CUDA is not known ({{why}}), so the two are not compared',
   named: 'the CUDA of {{image}} is not known ({{why}})',
@@ -42,6 +44,7 @@ export default defineRule({
   messages: MESSAGES,
   helps: {
     container: '{{help}}',
+    containerWithoutCuda: '{{help}}',
     stage: '{{help}}',
     named: '{{help}}',
     rocm: "Nothing to do where the image is meant for AMD GPUs; the gate checks NVIDIA's CUDA stacks.",
@@ -113,7 +116,7 @@ function checkContainer(
   if (kb.imageLookup(fact.image)?.state === 'missing' || !once(unit.root, fact.image)) return;
   const why = whyUnknown(fact.image, kb);
   report({
-    messageId: 'container',
+    messageId: why.withoutCuda ? 'containerWithoutCuda' : 'container',
     data: {
       workload: fact.workload,
       container: fact.name,
