@@ -175,19 +175,27 @@ function checkPython(
  * The Python the command that installs a pin says it installs for (InstallContext.python): its own, or the command
  * that reads the file it is written in (`python3.11 -m pip install -r requirements.txt`).
  */
+/** commandPython's answer for an invocation's members (a chain of includes is one invocation of many members). */
+const invocationPythons = new WeakMap<object, string | undefined>();
+
 function commandPython(
   file: ParsedFile,
   pkg: PackageFact,
   invocation: Unit['packages'][number]['invocation'],
 ): string | undefined {
   const own = file.contexts[pkg.context]?.python;
-  if (own) return own;
+  if (own || !invocation) return own;
+  if (invocationPythons.has(invocation)) return invocationPythons.get(invocation);
   let named: string | undefined;
-  for (const member of invocation?.members ?? []) {
+  for (const member of invocation.members) {
     const python = member.context.python;
-    if (python === 'other') return python;
+    if (python === 'other') {
+      named = python;
+      break;
+    }
     named ??= python;
   }
+  invocationPythons.set(invocation, named);
   return named;
 }
 

@@ -84,9 +84,13 @@ export class DockerfileIndex {
 
   /** The image at the root of a stage's FROM chain (what it runs on), where it names one. */
   baseImageOf(stage: number): ParsedFile['images'][number] | undefined {
-    const root = this.tree.root(stage);
-    return this.file.images.find((image) => image.stage === root && image.fromStage === undefined);
+    this.images ??= new Map(
+      [...this.file.images].reverse().flatMap((image) => (image.fromStage === undefined ? [[image.stage, image]] : [])),
+    );
+    return this.images.get(this.tree.root(stage));
   }
+
+  private images?: Map<number, ParsedFile['images'][number]>;
 
   /** The platform a stage's FROM names (`--platform=linux/arm64`), of the stage its chain starts from. */
   platformOf(stage: number): string | undefined {
