@@ -3,6 +3,7 @@ import { isPypiIndex, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
 import { projectName } from '../../src/analysis/packages.js';
 import { PYG_DOCS, torchPage } from '../../src/analysis/torch-pages.js';
 import type { Unit, UnitPackage } from '../../src/analysis/units.js';
+import { servedVariant } from '../../src/analysis/torch-build.js';
 import type { IndexFact } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { mayHoldTogether } from '../../src/parsers/markers.js';
@@ -118,7 +119,13 @@ export default defineRule({
             continue;
           }
           const owner = kb.torchForCompanion(name, version)[0];
-          const fix = companionFix(entry, allowed[0]!, torch.pkg.localLabel);
+          // The companion's own index must have the new version's build (torchvision 0.22.1 from /whl/cu124: torch
+          // 2.7.1's releases have no cu124 build), else the version alone is no safe fix.
+          const served = entry.build?.index ? servedVariant(entry.build.index.url) : undefined;
+          const reachable =
+            !served || served === 'all' || served.tag === 'cpu' || kb.torchBuilds(release).has(served.tag);
+          const found = companionFix(entry, allowed[0]!, torch.pkg.localLabel);
+          const fix = found && !reachable ? { ...found, safety: 'unsafe' as const } : found;
           report({
             messageId: 'companion',
             data: {

@@ -127,6 +127,7 @@ export default defineRule({
         unit,
         own.map(({ claim }) => claim),
         target,
+        kb,
       );
       for (const { claim, relation } of own)
         reportMismatch({ unit, claim, target, relation, unitFix: edits }, kb, report);
@@ -230,20 +231,50 @@ function reportMetaPackage(unit: Unit, group: MetaGroup, target: CudaClaim, repo
  * The edits that move every mismatching claim of a unit that can move to the target's CUDA, or undefined when a
  * torch build cannot (no build for that CUDA) or a claim is installed in another stage.
  */
-function unitEdits(unit: Unit, claims: readonly CudaClaim[], target: CudaClaim): TextEdit[] | undefined {
+function unitEdits(
+  unit: Unit,
+  claims: readonly CudaClaim[],
+  target: CudaClaim,
+  kb: KnowledgeBase,
+): TextEdit[] | undefined {
   if (target.precision !== 'minor' || claims.length === 0) return undefined;
   const expected = claimCuda(target);
   const edits: TextEdit[] = [];
   for (const claim of claims) {
-    if (claim.kind === 'implied') continue; // a plain pin follows its index
+    if (claim.kind === 'implied') {
+      // A plain pin follows its index, where its release has the build there: torch 2.7.1 has no cu124 build, so
+      // moving its index to cu124 leaves pip nothing to install.
+      const release = claim.package && TORCH_FAMILY.has(claim.package.name) ? claim.record : undefined;
+      if (release && 'variants' in release && !kb.torchBuilds(release as TorchRelease).has(tagFromCuda(expected)))
+        return undefined;
+      continue;
+    }
     if (copiedIn(unit, claim)) return undefined;
+    // An index that moves takes the pins it serves with it: each must have the build there (torch 2.7.1 from
+    // /whl/cu128 has no cu124 build to move to).
+    if (claim.kind === 'index' && claim.index && !servesAfterMove(unit, claim.index, tagFromCuda(expected), kb))
+      return undefined;
     const own = claim.rewrite?.(expected);
     // A torch build that cannot move blocks the move of its index; another project's wheel (nvidia-cudnn-cu11)
     // stays as it is, with its own finding.
-    if (!own && claim.package && TORCH_FAMILY.has(claim.package.name)) return undefined;
+    // So does a conda pin of one build (`cuda-version=11.8=h70ddcb2_3` in a lock, `cuda-cccl=12.2.140=0`): no other
+    // version has that build, and the unit moved without it does not solve.
+    if (!own && claim.package && (TORCH_FAMILY.has(claim.package.name) || claim.package.build)) return undefined;
     if (own) edits.push(...own);
   }
   return edits.length ? edits : undefined;
+}
+
+/** Whether every torch-family pin an index serves in the unit has a build of `tag` (what the index moves to). */
+function servesAfterMove(unit: Unit, index: IndexFact, tag: string, kb: KnowledgeBase): boolean {
+  return unit.packages.every(
+    ({ pkg, build }) =>
+      build?.index !== index ||
+      !TORCH_FAMILY.has(pkg.name) ||
+      !pkg.exact ||
+      !build.release ||
+      kb.torchBuilds(build.release).has(tag),
+  );
 }
 
 /** A build installed in another stage and copied into this one (COPY --from=build /opt/conda …). */

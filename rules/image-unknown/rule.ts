@@ -7,6 +7,7 @@ import {
   type CudaClaim,
 } from '../../src/analysis/claims.js';
 import { builtForCuda } from '../../src/analysis/packages.js';
+import { isPytorchIndex } from '../../src/analysis/cuda-labels.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { isScratch } from '../../src/images/reference.js';
 import type { KnowledgeBase } from '../../src/knowledge/index.js';
@@ -171,7 +172,11 @@ function checkStage(
           pkg.name === 'torch' &&
           !pkg.url &&
           !build?.cpu &&
-          !invocation?.indexes.some((index) => index.kind === 'index-url' || index.kind === 'find-links'))),
+          // Another index decides which build: `--index-url`, `--find-links`, or a PyTorch index (its CPU builds'
+          // `+cpu` sorts above PyPI's release, so `--extra-index-url …/whl/cpu` installs a CPU build).
+          !invocation?.indexes.some(
+            (index) => index.kind === 'index-url' || index.kind === 'find-links' || isPytorchIndex(index.url),
+          ))),
   );
   if (pinned.length === 0 && built.length === 0) return;
   if (kb.imageLookup(base)?.state === 'missing' || !once(unit.root, base)) return;

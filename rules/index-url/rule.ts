@@ -275,6 +275,27 @@ function serves(index: IndexFact, tag: string): boolean {
   return !isPytorchIndex(index.url) && index.kind !== 'conda-channel';
 }
 
+/**
+ * Whether one of the installs of a file serves a build tag (or reads indexes the gate cannot see), asked once per
+ * file and tag: every stage that installs one requirements file asks it of the same installs.
+ */
+function anyServes(invocations: readonly Invocation[], tag: string): boolean {
+  let answers = servedBy.get(invocations);
+  if (!answers) servedBy.set(invocations, (answers = new Map()));
+  let answer = answers.get(tag);
+  if (answer === undefined) {
+    answer = invocations.some(
+      (invocation) =>
+        invocation.members.some((member) => member.context.hiddenIndexes) ||
+        invocation.indexes.some((index) => serves(index, tag)),
+    );
+    answers.set(tag, answer);
+  }
+  return answer;
+}
+
+const servedBy = new WeakMap<readonly Invocation[], Map<string, boolean>>();
+
 function checkUnservedLabels(
   unit: Unit,
   invocationsOf: ReadonlyMap<InstallContext, Invocation[]>,
@@ -303,26 +324,26 @@ function checkUnservedLabels(
       );
       continue;
     }
-    const cuda = cudaFromLabel(pkg.localLabel);
-    if (!cuda || cuda.precision !== 'minor') continue;
-    const tag = tagFromCuda(cuda.cuda);
+    // `+cpu` builds live on PyTorch's CPU index as `+cuXYZ` ones on theirs: PyPI has neither.
+    const cpu = pkg.localLabel === 'cpu';
+    const cuda = cpu ? undefined : cudaFromLabel(pkg.localLabel);
+    if (!cpu && (!cuda || cuda.precision !== 'minor')) continue;
+    const tag = cpu ? 'cpu' : tagFromCuda(cuda!.cuda);
     const context = file.contexts[pkg.context];
     const invocations = (context && invocationsOf.get(context)) ?? [];
-    if (
-      invocations.some(
-        (invocation) =>
-          invocation.members.some((member) => member.context.hiddenIndexes) ||
-          invocation.indexes.some((index) => serves(index, tag)),
-      )
-    )
-      continue;
-    const url = `https://download.pytorch.org/whl/${tag}`;
+    if (anyServes(invocations, tag)) continue;
+    // A nightly (`2.4.0.dev20240328+cpu`) is on the nightly index, and only for weeks: no fix adds it.
+    const nightly = /\.dev\d/.test(pkg.exact);
+    const url = `https://download.pytorch.org/whl/${nightly ? 'nightly/' : ''}${tag}`;
     const insertAt = file.source.text.charCodeAt(0) === 0xfeff ? 1 : 0;
     // Only for a build the index has: torch 1.8.1 has no cu92 build, so adding the cu92 index installs nothing
-    // (wheel-missing says so), and a release the knowledge base does not record cannot be checked.
-    const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
+    // (wheel-missing says so), and a release the knowledge base does not record cannot be checked. The CPU index
+    // has every release.
+    const release = nightly ? undefined : releaseFor(kb, pkg, publicVersion(pkg.exact));
+    const built = release !== undefined && (cpu || kb.torchBuilds(release).has(tag));
+    // A CPU build where the unit runs CUDA is cpu-wheel's mistake: making it installable is no fix of it.
     const fix: Fix | undefined =
-      formatOf(file.kind).optionLines && release && kb.torchBuilds(release).has(tag)
+      formatOf(file.kind).optionLines && built && !(cpu && unit.target)
         ? {
             title: `Add ${url} as an index`,
             safety: 'safe',
@@ -336,7 +357,7 @@ function checkUnservedLabels(
         version: publicVersion(pkg.exact),
         tag,
         addIndex:
-          release && !kb.torchBuilds(release).has(tag)
+          release && !built
             ? `The builds of torch ${release.version} are ${[...kb.torchBuilds(release)].join(', ')} (${cite(release)}), none for ${tag}: pin one of those, with its index.`
             : (ADD_INDEX[file.kind] ?? ADD_INDEX_TO_COMMAND)(url, pkg),
       },

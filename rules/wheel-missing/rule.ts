@@ -20,7 +20,7 @@ import { cudaFromLabel } from '../../src/analysis/cuda-labels.js';
 import { condaAdmits, parseCondaVersionSpec } from '../../src/analysis/conda-versions.js';
 
 /** The builds a release has, for a pin asking for one it lacks (with the builds nearest to it). */
-const PUBLISHED = '{{owner}} {{torch}} is published for {{published}}{{pypiNote}}.{{builds}} Source: {{source}}';
+const PUBLISHED = '{{owner}} is published for {{published}}{{pypiNote}}.{{builds}} Source: {{source}}';
 /** A conda spec no build of the pytorch channel satisfies. */
 const UNSOLVABLE =
   'conda cannot solve {{spec}} with {{what}} {{cuda}}: the pytorch channel has builds for {{published}} only. Source: {{source}}';
@@ -243,7 +243,10 @@ function checkBuild(
   const lenient = release.variantsComplete === false || isUnverified(release);
   const suggestions = alternatives({ file, pkg }, { version: build.version, release, cuda: missing.cuda ?? '' }, kb);
   const why = {
-    owner: pkg.rawName === 'torch' ? 'torch' : `${pkg.rawName} (torch ${release.version})`,
+    owner:
+      pkg.rawName === 'torch'
+        ? `torch ${release.version}`
+        : `torch ${release.version} (which ${pkg.rawName} ${build.version} belongs to)`,
     torch: release.version,
     published: release.variants.join(', '),
     pypiNote: release.pypiDefault ? ` (PyPI: ${release.pypiDefault})` : '',

@@ -610,6 +610,19 @@ export const CONDA_CUDA_RELEASE_PACKAGES: ReadonlySet<string> = new Set([
   'cuda-profiler-api',
 ]);
 
+/**
+ * NVIDIA's meta-packages, versioned by the CUDA release itself (cuda-toolkit 12.4.0, 12.4.1; cuda-runtime 11.8.0): the
+ * components they depend on carry versions of their own (cuda-cudart 11.8.89, cuda-nvcc 12.4.131).
+ */
+const CONDA_CUDA_METAPACKAGES: ReadonlySet<string> = new Set([
+  'cuda',
+  'cuda-toolkit',
+  'cuda-runtime',
+  'cuda-compiler',
+  'cuda-libraries',
+  'cuda-libraries-dev',
+]);
+
 /** conda packages whose version names the CUDA release they are for. */
 const CONDA_CUDA_PACKAGES: ReadonlySet<string> = new Set([
   'pytorch-cuda',
@@ -715,13 +728,16 @@ function condaClaims({ file, pkg, subject, claimOf }: PackageSite, claims: CudaC
           subject,
           rewrite: (target) => {
             const t = cudaMajorMinor(target);
-            if (!t) return undefined;
+            // A build string names one build of one version (`cuda-cccl=12.2.140=0`): no other version has it.
+            if (!t || pkg.build) return undefined;
             const replacement =
-              pkg.name === 'pytorch-cuda' || pkg.name === 'cuda-version'
+              pkg.name === 'pytorch-cuda' || pkg.name === 'cuda-version' || version.split('.').length <= 2
                 ? t
-                : version.split('.').length > 2
+                : CONDA_CUDA_METAPACKAGES.has(pkg.name)
                   ? `${t}.0`
-                  : t;
+                  : // A component's version is its own (cuda-cccl 11.8.89, cuda-profiler-api 11.8.86; cudatoolkit
+                    // 10.2.89): any of the release's, which conda's `X.Y.*` matches, never a made-up `X.Y.0`.
+                    `${t}.*`;
             return one(replaceExact(file, clause.versionSpan, clause.version, replacement));
           },
         }),

@@ -32,6 +32,9 @@ export function applyEdits(text: string, edits: readonly TextEdit[]): string {
   const kept: TextEdit[] = [];
   let lastStart = Number.POSITIVE_INFINITY;
   for (const edit of sorted) {
+    // The same edit twice (two pins of one file that each add the index it lacks) is made once.
+    const last = kept.at(-1);
+    if (last && last.range[0] === edit.range[0] && last.range[1] === edit.range[1] && last.text === edit.text) continue;
     if (edit.range[1] > lastStart) continue;
     kept.push(edit);
     lastStart = edit.range[0];

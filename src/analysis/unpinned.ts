@@ -115,6 +115,14 @@ function basePython(
       const python = kb.ngcImage(image.repository, image.tag)?.frameworks?.python;
       if (python) return { version: minorOf(python), label: `the ${image.reference} image's` };
     }
+    // The official ubuntu image: no Python of its own, apt's python3 is the release's (`ubuntu:20.04`, `focal`).
+    if (!image.registry && image.repository === 'ubuntu') {
+      const release = UBUNTU_TAG.exec(image.tag);
+      const version = release?.[1] ?? UBUNTU_CODENAMES[release?.[2] ?? ''];
+      const own = version ? kb.pythonsFor('ubuntu', version) : undefined;
+      if (own?.versions.length === 1 && own.record !== undefined && 'os' in own.record)
+        return { version: own.versions[0]!, label: `ubuntu ${version}'s python3` };
+    }
   }
   const { os, osVersion } = distributionOf(images, kb);
   const own = os ? kb.pythonsFor(os, osVersion) : undefined;
@@ -164,6 +172,17 @@ export interface StagePythons {
   readonly versions: readonly string[];
   readonly described: string;
 }
+
+/** An ubuntu image's tag: its release (`22.04`, `22.04-slim`?) or codename (`jammy`, `jammy-20240530`). */
+const UBUNTU_TAG = /^(?:(\d{2}\.\d{2})|([a-z]+))(?:-|$)/;
+
+/** Ubuntu's codenames of the releases python.json knows. */
+const UBUNTU_CODENAMES: Readonly<Record<string, string>> = {
+  bionic: '18.04',
+  focal: '20.04',
+  jammy: '22.04',
+  noble: '24.04',
+};
 
 /** The official `python` image's tag names its CPython (`python:3.8-slim` → 3.8; `python:3` does not). */
 const PYTHON_IMAGE_TAG = /^(3\.\d{1,2})(?:[.-]|$)/;

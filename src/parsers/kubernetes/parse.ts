@@ -395,6 +395,30 @@ function moveBy(root: Node | null | undefined, offset: number): void {
   }
 }
 
+/**
+ * The keys under which a kind keeps one container: Argo's `container`/`script`, a TrainJob's `trainer`, OME's
+ * `runner`, and a KServe predictor's (transformer's, explainer's) framework or model spec, which embeds a container
+ * whose `image` replaces the serving runtime's (`spec.predictor.pytorch.image`; kserve.github.io/website/latest/
+ * reference/api/, PredictorExtensionSpec).
+ */
+const SINGLE_CONTAINERS = [
+  'container',
+  'script',
+  'trainer',
+  'runner',
+  'model',
+  'pytorch',
+  'tensorflow',
+  'sklearn',
+  'xgboost',
+  'onnx',
+  'triton',
+  'pmml',
+  'lightgbm',
+  'paddle',
+  'huggingface',
+] as const;
+
 /** A document's `kind:` line, as written at the start of a line (what a template's unread text still shows). */
 const KIND_LINE = /^kind:[ \t]*["']?([\w.-]+)/m;
 
@@ -740,11 +764,12 @@ class Reader {
     // One container where a kind keeps one: Argo's template `container` or `script`, a TrainJob's `trainer`, the
     // `runner` of each component of OME's ClusterServingRuntime and ServingRuntime (ome.io/v1beta1: engineConfig,
     // decoderConfig, routerConfig, and their leader and worker; github.com/sgl-project/ome, pkg/apis/ome/v1beta1).
-    for (const key of ['container', 'script', 'trainer', 'runner'] as const) {
+    for (const key of SINGLE_CONTAINERS) {
       const single = this.map(node, key);
       if (single && this.text(single.get('image', true) as Node | undefined) !== undefined) {
         const name = this.text(node.get('name', true) as Node | undefined);
-        this.containerOf(single, node, workload + (replica || name ? ` (${replica || name})` : ''), dockerfile, key);
+        const shape = key === 'script' || key === 'trainer' || key === 'runner' ? key : 'container';
+        this.containerOf(single, node, workload + (replica || name ? ` (${replica || name})` : ''), dockerfile, shape);
         return;
       }
     }
