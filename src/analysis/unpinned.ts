@@ -99,7 +99,8 @@ const NO_PYTHONS = { versions: [] as readonly string[] };
 
 /**
  * The Python an image runs, where the image says: the official `python:3.X` image's, an NGC container's (its release
- * notes' Python), the python3 of an nvidia/cuda image's distribution (which has none of its own: apt's python3).
+ * notes' Python), a known vendor image's whose tag names it (`-py39`), and apt's python3 of the release of an official
+ * ubuntu image or an nvidia/cuda image's distribution (neither has a Python of its own).
  */
 function basePython(
   { images, base }: Surroundings,
@@ -114,6 +115,14 @@ function basePython(
     if (image.registry === 'nvcr.io') {
       const python = kb.ngcImage(image.repository, image.tag)?.frameworks?.python;
       if (python) return { version: minorOf(python), label: `the ${image.reference} image's` };
+    }
+    // A vendor image whose tag names its Python as its build does (Ray's `2.46.0-py39-cu121`, runpod's `py3.11`,
+    // axolotl's `py3.11`): images.json's vendor rows and tag grammars.
+    const pyTag = VENDOR_PYTHON_TAG.exec(image.tag);
+    if (pyTag) {
+      const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+      if (kb.vendorImage(name, image.tag))
+        return { version: `3.${pyTag[1]}`, label: `the ${image.reference} image's, as its tag says` };
     }
     // The official ubuntu image: no Python of its own, apt's python3 is the release's (`ubuntu:20.04`, `focal`).
     if (!image.registry && image.repository === 'ubuntu') {
@@ -141,8 +150,9 @@ function pythonsAround(
   kb: KnowledgeBase,
 ): { readonly versions: readonly string[]; readonly described: string } {
   const own = around.scripted ? undefined : basePython(around, kb);
-  // An image whose Python is not known may run an older one than a tool installs today (RHEL 9's 3.9, Ray's images).
-  const image = around.base !== undefined || around.images.length > 0;
+  // An image whose Python and CUDA are not known may run an older Python than a tool installs today (RHEL 9's 3.9,
+  // Ray's CPU images); one the knowledge base knows the CUDA of is a recent build (vLLM, SGLang), or names its Python.
+  const image = around.base !== undefined && around.images.length === 0;
   const base = around.scripted
     ? NO_PYTHONS
     : own
@@ -172,6 +182,9 @@ export interface StagePythons {
   readonly versions: readonly string[];
   readonly described: string;
 }
+
+/** A Python named in a tag's part (`-py39-`, `-py310`, `py3.11-`). */
+const VENDOR_PYTHON_TAG = /(?:^|[-_])py3\.?(\d{1,2})(?=[-_.]|$)/;
 
 /** An ubuntu image's tag: its release (`22.04`, `22.04-slim`?) or codename (`jammy`, `jammy-20240530`). */
 const UBUNTU_TAG = /^(?:(\d{2}\.\d{2})|([a-z]+))(?:-|$)/;
