@@ -81,7 +81,7 @@ type MessageId = keyof typeof MESSAGES;
 export default defineRule({
   id: 'wheel-missing',
   description:
-    'The requested build exists (torch/torchvision/torchaudio CUDA variants, conda pytorch-cuda/cudatoolkit builds)',
+    'The requested build exists (torch/torchvision/torchaudio CUDA variants and the Pythons a release has wheels for, conda pytorch-cuda/cudatoolkit builds)',
   defaultSeverity: 'error',
   fix: 'unsafe',
   messages: MESSAGES,

@@ -641,6 +641,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       files.flatMap((file) => unitPackages(file)),
       parts.pythons,
       parts.baseImage,
+      files.flatMap((file) => (file.requiresPython ? [file.requiresPython] : [])),
     ));
   const kept = stage !== undefined ? keptTorch(root, stage, files, unitPackages, invocationOf, kb) : undefined;
   const pinned = exactPins(files, unitPackages, kb);

@@ -14,6 +14,7 @@ import type { ImageFact, IndexFact, PackageFact, ParsedFile, PythonFact } from '
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { cudaFromTag, minorOf } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
+import { satisfiesPep440 } from '../util/pep440.js';
 import { cudaClaim, type CudaClaim } from './claims.js';
 import { cudaFromUrl, isPypiIndex, isPytorchIndex } from './cuda-labels.js';
 import { servedVariant } from './torch-build.js';
@@ -28,6 +29,8 @@ export interface Surroundings {
   readonly images: readonly ImageFact[];
   /** A Dockerfile stage's base image, which names the Python where it is a Python image (it makes no CUDA claim). */
   readonly base?: ImageFact;
+  /** The `requires-python` of the projects the unit installs (pyproject.toml): no other Python installs them. */
+  readonly requiresPython?: readonly string[];
   /** Pythons the unit installs explicitly (apt `python3.11`, conda `python=3.11`, `uv python install 3.11`). */
   readonly pythons: readonly string[];
   /**
@@ -51,6 +54,7 @@ export function surroundingsOf(
   packages: readonly PackageFact[],
   scripted: readonly PythonFact[] = [],
   base?: ImageFact,
+  requiresPython: readonly string[] = [],
 ): Surroundings {
   const images = claims.flatMap((claim) => (claim.kind === 'image' && claim.image ? [claim.image] : []));
   const pythons = new Set<string>();
@@ -78,6 +82,7 @@ export function surroundingsOf(
   return {
     images,
     ...(base ? { base } : {}),
+    ...(requiresPython.length ? { requiresPython } : {}),
     pythons: [...pythons],
     ...(unknownPython ? { unknownPython } : {}),
     ...(installedBy.size ? { installedBy } : {}),
@@ -152,6 +157,7 @@ function pythonsAround(
   const own = around.scripted ? undefined : basePython(around, kb);
   // An image whose Python and CUDA are not known may run an older Python than a tool installs today (RHEL 9's 3.9,
   // Ray's CPU images); one the knowledge base knows the CUDA of is a recent build (vLLM, SGLang), or names its Python.
+  // A project's `requires-python` says which of them it is for (below).
   const image = around.base !== undefined && around.images.length === 0;
   const base = around.scripted
     ? NO_PYTHONS
@@ -161,7 +167,17 @@ function pythonsAround(
           versions: [...(image ? kb.pythonsStillRun() : []), ...kb.pythonsFor(undefined, undefined).versions],
         };
   const unknown = around.unknownPython ? kb.pythonsFor(undefined, undefined).versions : [];
-  const versions = [...new Set([...base.versions, ...around.pythons, ...unknown])];
+  const all = [...new Set([...base.versions, ...around.pythons, ...unknown])];
+  // A project's `requires-python` leaves out the others (pip refuses it there); where it admits none of them, the
+  // older Pythons images still run are what it is for (`>=3.9,<3.10`); where it admits none at all, it says nothing.
+  const admits = (version: string): boolean =>
+    around.requiresPython!.every((range) => satisfiesPep440(version, range) !== false);
+  const admitted = around.requiresPython
+    ? all.filter(admits).length > 0 || own
+      ? all.filter(admits)
+      : [...new Set([...kb.pythonsStillRun(), ...all])].filter(admits)
+    : all;
+  const versions = admitted.length > 0 ? admitted : all;
   const label = (version: string): string =>
     version === own?.version
       ? `${version} (${own.label})`

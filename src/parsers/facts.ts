@@ -447,6 +447,8 @@ export interface ParsedFile {
    * are what its users' resolvers choose within, by design, not what one deployment installs.
    */
   readonly library?: boolean;
+  /** A pyproject.toml's `[project] requires-python` (`>=3.9,<3.10`): the Pythons its project installs on. */
+  readonly requiresPython?: string;
 }
 
 /**

@@ -291,7 +291,12 @@ export function parsePyproject(path: string, text: string): ParsedFile {
     pixi === undefined &&
     indexes.size === 0 &&
     file.indexes.length === 0;
-  return library ? { ...file, library: true } : file;
+  // pip refuses to install the project on a Python `requires-python` excludes, and uv resolves for those it admits.
+  const requires = lookup(root, 'project', 'requires-python');
+  const requiresPython = requires?.kind === 'string' && requires.value.trim() ? requires.value.trim() : undefined;
+  return library || requiresPython
+    ? { ...file, ...(library ? { library: true } : {}), ...(requiresPython ? { requiresPython } : {}) }
+    : file;
 }
 
 /**
