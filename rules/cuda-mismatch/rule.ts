@@ -241,14 +241,7 @@ function unitEdits(
   const expected = claimCuda(target);
   const edits: TextEdit[] = [];
   for (const claim of claims) {
-    if (claim.kind === 'implied') {
-      // A plain pin follows its index, where its release has the build there: torch 2.7.1 has no cu124 build, so
-      // moving its index to cu124 leaves pip nothing to install.
-      const release = claim.package && TORCH_FAMILY.has(claim.package.name) ? claim.record : undefined;
-      if (release && 'variants' in release && !kb.torchBuilds(release as TorchRelease).has(tagFromCuda(expected)))
-        return undefined;
-      continue;
-    }
+    if (claim.kind === 'implied') continue; // a plain pin follows its index (servesAfterMove)
     if (copiedIn(unit, claim)) return undefined;
     // An index that moves takes the pins it serves with it: each must have the build there (torch 2.7.1 from
     // /whl/cu128 has no cu124 build to move to).

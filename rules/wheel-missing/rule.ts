@@ -3,7 +3,7 @@ import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nea
 import type { TorchBuild } from '../../src/analysis/torch-build.js';
 import type { Unit, UnitPackage } from '../../src/analysis/units.js';
 import type { PackageFact, ParsedFile } from '../../src/parsers/facts.js';
-import type { Fix } from '../../src/finding.js';
+import type { Fix, TextEdit } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../../src/knowledge/index.js';
 import { defineRule, type Reporter } from '../../src/rule.js';
 import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
@@ -125,9 +125,6 @@ function checkPython(
     if (!pythons || pythons.versions.some((python) => kb.torchSupportsPython(release, python) !== false)) continue;
     const tag = build.cuda ? tagFromCuda(build.cuda) : build.cpu ? 'cpu' : undefined;
     const instead = tag ? kb.newestTorchForPythons(tag, pythons.versions) : undefined;
-    const clause = pkg.clauses[0];
-    const editable =
-      clause && file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) === clause.version;
     const label = pkg.localLabel ? `+${pkg.localLabel}` : '';
     report({
       messageId: 'noPython',
@@ -155,15 +152,7 @@ function checkPython(
             {
               title: `torch ${instead.version}${label} (the newest release with a ${tag} build for Python ${pythons.versions.join(', ')})`,
               safety: 'unsafe',
-              edits: editable
-                ? [
-                    {
-                      path: file.path,
-                      range: [clause!.versionSpan.start, clause!.versionSpan.end],
-                      text: `${instead.version}${label}`,
-                    },
-                  ]
-                : [],
+              edits: versionEdit({ file, pkg }, `${instead.version}${label}`),
             },
           ]
         : [],
@@ -171,13 +160,13 @@ function checkPython(
   }
 }
 
+/** commandPython's answer for an invocation's members (a chain of includes is one invocation of many members). */
+const invocationPythons = new WeakMap<object, string | undefined>();
+
 /**
  * The Python the command that installs a pin says it installs for (InstallContext.python): its own, or the command
  * that reads the file it is written in (`python3.11 -m pip install -r requirements.txt`).
  */
-/** commandPython's answer for an invocation's members (a chain of includes is one invocation of many members). */
-const invocationPythons = new WeakMap<object, string | undefined>();
-
 function commandPython(
   file: ParsedFile,
   pkg: PackageFact,
@@ -316,16 +305,14 @@ function alternatives(
   kb: KnowledgeBase,
 ): Fix[] {
   const fixes: Fix[] = [];
-  const clause = pkg.clauses[0];
-  const editable =
-    clause && file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) === clause.version;
   const nearestTag = wantedCuda ? nearestCudaBuild(release, wantedCuda) : undefined;
   if (nearestTag) {
-    const text = pkg.localLabel && editable ? `${publicVersion(clause!.version)}+${nearestTag}` : undefined;
+    const clause = pkg.clauses[0];
     fixes.push({
       title: `${pkg.rawName} ${version}+${nearestTag} (same version, CUDA ${cudaFromTag(nearestTag)})`,
       safety: 'unsafe',
-      edits: text ? [{ path: file.path, range: [clause!.versionSpan.start, clause!.versionSpan.end], text }] : [],
+      edits:
+        pkg.localLabel && clause ? versionEdit({ file, pkg }, `${publicVersion(clause.version)}+${nearestTag}`) : [],
     });
   }
   const torchVersion = pkg.name === 'torch' ? version : release.version;
@@ -338,19 +325,18 @@ function alternatives(
       fixes.push({
         title: `${pkg.rawName} ${wanted}${label} (nearest release with a ${tagFromCuda(wantedCuda)} build)`,
         safety: 'unsafe',
-        edits: editable
-          ? [
-              {
-                path: file.path,
-                range: [clause!.versionSpan.start, clause!.versionSpan.end],
-                text: `${wanted}${label}`,
-              },
-            ]
-          : [],
+        edits: versionEdit({ file, pkg }, `${wanted}${label}`),
       });
     }
   }
   return fixes;
+}
+
+/** The edit that writes a pin's version anew, where the file spells it as read (else none: the option says it). */
+function versionEdit({ file, pkg }: Pin, text: string): TextEdit[] {
+  const clause = pkg.clauses[0];
+  if (!clause || file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) return [];
+  return [{ path: file.path, range: [clause.versionSpan.start, clause.versionSpan.end], text }];
 }
 
 function suggestionText(fixes: readonly Fix[]): string {

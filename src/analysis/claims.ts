@@ -583,6 +583,19 @@ function rewriteLabel(
 }
 
 /**
+ * NVIDIA's meta-packages, versioned by the CUDA release itself (cuda-toolkit 12.4.0, 12.4.1; cuda-runtime 11.8.0): the
+ * components they depend on carry versions of their own (cuda-cudart 11.8.89, cuda-nvcc 12.4.131).
+ */
+const CONDA_CUDA_METAPACKAGES: ReadonlySet<string> = new Set([
+  'cuda',
+  'cuda-toolkit',
+  'cuda-runtime',
+  'cuda-compiler',
+  'cuda-libraries',
+  'cuda-libraries-dev',
+]);
+
+/**
  * NVIDIA's split CUDA packages (12.0 on): the meta-packages (`cuda` depends on `cuda-runtime` and `cuda-toolkit` of
  * its own version, conda-forge/cuda-feedstock recipe/meta.yaml) and the toolkit's components, versioned by the CUDA
  * release (`cuda-cccl` 13.0.50) and depending on `cuda-version` of their major.minor (`pin_compatible("cuda-version",
@@ -591,12 +604,7 @@ function rewriteLabel(
  */
 export const CONDA_CUDA_RELEASE_PACKAGES: ReadonlySet<string> = new Set([
   'cuda-version',
-  'cuda',
-  'cuda-toolkit',
-  'cuda-runtime',
-  'cuda-compiler',
-  'cuda-libraries',
-  'cuda-libraries-dev',
+  ...CONDA_CUDA_METAPACKAGES,
   'cuda-cudart',
   'cuda-cudart-dev',
   'cuda-nvcc',
@@ -608,19 +616,6 @@ export const CONDA_CUDA_RELEASE_PACKAGES: ReadonlySet<string> = new Set([
   'cuda-nvtx',
   'cuda-driver-dev',
   'cuda-profiler-api',
-]);
-
-/**
- * NVIDIA's meta-packages, versioned by the CUDA release itself (cuda-toolkit 12.4.0, 12.4.1; cuda-runtime 11.8.0): the
- * components they depend on carry versions of their own (cuda-cudart 11.8.89, cuda-nvcc 12.4.131).
- */
-const CONDA_CUDA_METAPACKAGES: ReadonlySet<string> = new Set([
-  'cuda',
-  'cuda-toolkit',
-  'cuda-runtime',
-  'cuda-compiler',
-  'cuda-libraries',
-  'cuda-libraries-dev',
 ]);
 
 /** conda packages whose version names the CUDA release they are for. */

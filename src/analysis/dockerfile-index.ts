@@ -11,6 +11,11 @@ const NO_PYTHONS: readonly PythonFact[] = [];
 const ENVIRONMENT =
   /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
 
+/** A `COPY --from` (of a stage or an image) of an environment's folder: what was installed there comes with it. */
+function bringsEnvironment(copy: ParsedFile['copies'][number]): boolean {
+  return copy.fromStage !== undefined && copy.sources.some((source) => ENVIRONMENT.test(source.path));
+}
+
 /**
  * A Dockerfile's contexts, links, packages and claims grouped by stage and context once: each stage's unit reads
  * only its own, so the units of a file cost time linear in its size however many stages it has.
@@ -119,24 +124,18 @@ export class DockerfileIndex {
    */
   copiesEnvironmentInto(stage: number): boolean {
     if (!this.copiesEnvironments) return false;
-    for (let at: number | undefined = stage; at !== undefined; at = this.tree.parent(at)) {
-      const copies = this.copiesByStage.get(at) ?? [];
-      if (
-        copies.some(
-          (copy) => copy.fromStage !== undefined && copy.sources.some((source) => ENVIRONMENT.test(source.path)),
-        )
-      )
-        return true;
-      if (this.tree.parent(at) !== undefined && this.tree.parent(at)! >= at) break;
+    // A stage builds only on earlier ones: the walk up its chain ends.
+    for (let at = stage; ; ) {
+      if ((this.copiesByStage.get(at) ?? []).some(bringsEnvironment)) return true;
+      const parent = this.tree.parent(at);
+      if (parent === undefined || parent >= at) return false;
+      at = parent;
     }
-    return false;
   }
 
   /** Whether any `COPY --from` of the file brings an environment (a conda prefix, a virtualenv, site-packages). */
   private get copiesEnvironments(): boolean {
-    this.environmentCopies ??= this.file.copies.some(
-      (copy) => copy.fromStage !== undefined && copy.sources.some((source) => ENVIRONMENT.test(source.path)),
-    );
+    this.environmentCopies ??= this.file.copies.some(bringsEnvironment);
     return this.environmentCopies;
   }
 
@@ -151,7 +150,7 @@ export class DockerfileIndex {
       const copied = new Set<InstallContext>();
       const pythons = new Set<PythonFact>();
       for (const copy of this.copiesByStage.get(at) ?? []) {
-        if (copy.fromStage === undefined || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
+        if (!bringsEnvironment(copy)) continue;
         // The earlier stage it names (the parser's `fromIndex`); a copy from an image brings no install of the file.
         const from = copy.fromIndex;
         if (from === undefined || from >= at) continue;

@@ -133,16 +133,13 @@ function basePython(
     if (!image.registry && image.repository === 'ubuntu') {
       const release = UBUNTU_TAG.exec(image.tag);
       const version = release?.[1] ?? UBUNTU_CODENAMES[release?.[2] ?? ''];
-      const own = version ? kb.pythonsFor('ubuntu', version) : undefined;
-      if (own?.versions.length === 1 && own.record !== undefined && 'os' in own.record)
-        return { version: own.versions[0]!, label: `ubuntu ${version}'s python3` };
+      const python = version ? kb.distributionPython('ubuntu', version) : undefined;
+      if (python) return { version: python, label: `ubuntu ${version}'s python3` };
     }
   }
   const { os, osVersion } = distributionOf(images, kb);
-  const own = os ? kb.pythonsFor(os, osVersion) : undefined;
-  return own && own.versions.length === 1
-    ? { version: own.versions[0]!, label: `${os} ${osVersion}'s python3` }
-    : undefined;
+  const python = os && osVersion ? kb.distributionPython(os, osVersion) : undefined;
+  return python ? { version: python, label: `${os} ${osVersion}'s python3` } : undefined;
 }
 
 /**
@@ -163,21 +160,19 @@ function pythonsAround(
     ? NO_PYTHONS
     : own
       ? { versions: [own.version] }
-      : {
-          versions: [...(image ? kb.pythonsStillRun() : []), ...kb.pythonsFor(undefined, undefined).versions],
-        };
-  const unknown = around.unknownPython ? kb.pythonsFor(undefined, undefined).versions : [];
+      : { versions: [...(image ? kb.pythonsStillRun() : []), ...kb.currentPythons()] };
+  const unknown = around.unknownPython ? kb.currentPythons() : [];
   const all = [...new Set([...base.versions, ...around.pythons, ...unknown])];
   // A project's `requires-python` leaves out the others (pip refuses it there); where it admits none of them, the
   // older Pythons images still run are what it is for (`>=3.9,<3.10`); where it admits none at all, it says nothing.
-  const admits = (version: string): boolean =>
-    around.requiresPython!.every((range) => satisfiesPep440(version, range) !== false);
-  const admitted = around.requiresPython
-    ? all.filter(admits).length > 0 || own
-      ? all.filter(admits)
-      : [...new Set([...kb.pythonsStillRun(), ...all])].filter(admits)
-    : all;
-  const versions = admitted.length > 0 ? admitted : all;
+  const requires = around.requiresPython;
+  let versions = all;
+  if (requires) {
+    const admits = (version: string): boolean => requires.every((range) => satisfiesPep440(version, range) !== false);
+    const admitted = all.filter(admits);
+    const older = admitted.length === 0 && !own ? kb.pythonsStillRun().filter(admits) : [];
+    if (admitted.length + older.length > 0) versions = admitted.length > 0 ? admitted : older;
+  }
   const label = (version: string): string =>
     version === own?.version
       ? `${version} (${own.label})`

@@ -497,18 +497,14 @@ export class KnowledgeBase {
     );
   }
 
-  /**
-   * The Pythons an image may run: its distribution's python3 where the image names the distribution, else the
-   * CPython versions a current image plausibly runs (python.json), each with its record.
-   */
-  pythonsFor(
-    os: string | undefined,
-    osVersion: string | undefined,
-  ): { readonly versions: readonly string[]; readonly record: Sourced } {
-    const own = this.data.python.osDefaults.find((row) => row.os === os && row.version === osVersion);
-    return own
-      ? { versions: [own.python], record: own }
-      : { versions: this.data.python.current.versions, record: this.data.python.current };
+  /** The python3 of a distribution's release (`ubuntu`, `20.04` → `3.8`), where python.json has it. */
+  distributionPython(os: string, osVersion: string): string | undefined {
+    return this.data.python.osDefaults.find((row) => row.os === os && row.version === osVersion)?.python;
+  }
+
+  /** The CPython versions a current image plausibly runs where nothing says which (python.json `current`). */
+  currentPythons(): readonly string[] {
+    return this.data.python.current.versions;
   }
 
   /** Pythons past their end of life that images still run (python.json `stillRun`): one of unknown Python may. */

@@ -732,8 +732,9 @@ function addPython(
   by: string,
   version: string | undefined,
   condaInstaller = false,
+  beside = false,
 ): void {
-  sink.pythons.push({ span: word.span, stage, by, version, condaInstaller });
+  sink.pythons.push({ span: word.span, stage, by, version, condaInstaller, ...(beside ? { beside } : {}) });
 }
 
 /** The minor version a word names (`3.10.12` → `3.10`), unless it is only known at build time. */
@@ -1122,13 +1123,7 @@ function recordApt(
       sink.unresolved.push({ span: word.span, text: word.text, reason: word.unresolved });
       // `apt-get install python${PYTHON_VERSION}`: a Python beside the distribution's, of a version not known here.
       if (/^python3?(?:\.|\$)/.test(word.text) && !word.text.includes('-'))
-        sink.pythons.push({
-          span: word.span,
-          stage,
-          by: `apt-get install ${word.text}`,
-          condaInstaller: false,
-          beside: true,
-        });
+        addPython(sink, word, stage, `apt-get install ${word.text}`, undefined, false, true);
       continue;
     }
     const rpm = valueOptions !== APT_VALUE_OPTIONS;

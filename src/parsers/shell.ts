@@ -455,30 +455,25 @@ class Paths {
       top.dead = top.settledFixed;
       return;
     }
-    if (keyword === 'then') {
-      top.branches.push(new Map());
-      const condition = top.condition;
-      // A branch whose condition is false, or after one that ran, never runs; where a build argument decides that
-      // (its default makes the condition false), another build may run it: it may or may not run.
-      if (top.settledFixed || (condition?.value === false && condition.fixed)) top.dead = true;
-      else if (condition?.value === true && top.reached && !top.settled) {
-        top.holds = condition.written;
-        top.settled = true;
-        top.settledFixed = condition.fixed && top.reachedFixed;
-        top.held = top.branches.length - 1;
-      }
-    } else if (keyword === 'else') {
-      top.branches.push(new Map());
+    top.branches.push(new Map());
+    const tested = top.condition;
+    // The branch that runs with the script's values: the `then` whose condition holds, or the `else` after every
+    // condition of the chain is false (`if [ -n "$URL" ]` after `ARG URL=""`).
+    const runs = keyword === 'then' ? tested?.value === true : tested?.value === false;
+    if (keyword === 'else') {
       top.complete = true;
       top.dead = top.settledFixed;
-      // Every condition of the chain false (`if [ -n "$URL" ]` after `ARG URL=""`): the `else` runs.
-      const condition = top.condition;
-      if (!top.settled && top.reached && condition?.value === false) {
-        top.holds = `! ${condition.written}`;
-        top.settled = true;
-        top.settledFixed = condition.fixed && top.reachedFixed;
-        top.held = top.branches.length - 1;
-      }
+    } else if (top.settledFixed || (tested?.value === false && tested.fixed)) {
+      // A branch whose condition is false, or after one that ran, never runs; where a build argument decides that
+      // (its default makes the condition false), another build may run it: it may or may not run.
+      top.dead = true;
+      return;
+    }
+    if (runs && top.reached && !top.settled) {
+      top.holds = keyword === 'then' ? tested!.written : `! ${tested!.written}`;
+      top.settled = true;
+      top.settledFixed = tested!.fixed && top.reachedFixed;
+      top.held = top.branches.length - 1;
     }
   }
 
@@ -631,8 +626,9 @@ function track(command: Command, where: Surroundings): number {
   paths.chain = undefined;
   if (BLOCK_OPEN.has(first)) {
     const chained = first === 'if' && (after === '&&' || after === '||');
-    paths.opened(first, first === 'if' ? conditionOf(words.slice(1), where, chained) : undefined);
-    if (chained) paths.chain = { operator: after, so: conditionOf(words.slice(1), where, true) };
+    const condition = first === 'if' ? conditionOf(words.slice(1), where, chained) : undefined;
+    paths.opened(first, condition);
+    if (chained) paths.chain = { operator: after, so: condition };
     paths.pendingOr = undefined;
     return depth + 1;
   }
@@ -682,13 +678,11 @@ function track(command: Command, where: Surroundings): number {
         };
     if (conditional) {
       // Inside a block, not beside `||`, `|` or `&`: a later command of the branch sees the value.
-      const branch = depth > 0 && value && !unsure ? paths.currentBranch() : undefined;
-      locals.set(
-        name,
-        branch && value
-          ? { unresolved: CONDITIONAL(name), within: { value, branch } }
-          : { unresolved: CONDITIONAL(name) },
-      );
+      const branch = depth > 0 && !unsure ? paths.currentBranch() : undefined;
+      locals.set(name, {
+        unresolved: CONDITIONAL(name),
+        ...(branch && value ? { within: { value, branch } } : {}),
+      });
       const single = words.length === 1;
       if (depth > 0 && single) paths.assigned(name, value);
       else if (depth === 0 && single && before === '&&' && after === '||') paths.pendingOr = { name, value };

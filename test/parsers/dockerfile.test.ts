@@ -2,6 +2,17 @@
 import { describe, expect, it } from 'vitest';
 import { parseDockerfile } from '../../src/parsers/dockerfile/parse.js';
 import { at, text } from '../support/positions.js';
+import type { ParsedFile } from '../../src/parsers/facts.js';
+
+/** Each package's command: whether it may not run, or the conditions that make it run, or 'runs'. */
+function howEachRuns(file: ParsedFile): Record<string, string> {
+  return Object.fromEntries(
+    file.packages.map((pkg) => {
+      const context = file.contexts[pkg.context!]!;
+      return [pkg.name, context.mayNotRun ? 'may not run' : (context.holds ?? 'runs')];
+    }),
+  );
+}
 
 describe('Dockerfile parser', () => {
   it('reads stages: --platform, AS name, FROM <stage> chains, registries and digests', () => {
@@ -272,13 +283,7 @@ describe('Dockerfile parser', () => {
         '',
       ].join('\n'),
     );
-    const contextOf = (name: string) => file.contexts[file.packages.find((pkg) => pkg.name === name)!.context!]!;
-    const held = Object.fromEntries(
-      'abcdefghijklm'
-        .split('')
-        .map((name) => [name, contextOf(name).mayNotRun ? 'may not run' : contextOf(name).holds]),
-    );
-    expect(held).toEqual({
+    expect(howEachRuns(file)).toEqual({
       a: '[ "$FLASH" = "true" ]',
       // `elif` and `else` branches, a false or unknown condition, a compound one, a pattern and a loop: may not run.
       b: 'may not run',
@@ -310,12 +315,7 @@ describe('Dockerfile parser', () => {
         '',
       ].join('\n'),
     );
-    const read = Object.fromEntries(
-      file.packages.map((pkg) => {
-        const context = file.contexts[pkg.context!]!;
-        return [pkg.name, context.mayNotRun ? 'may not run' : (context.holds ?? 'runs')];
-      }),
-    );
+    const read = howEachRuns(file);
     expect(read).toEqual({
       p: '[ "$A" = "2" ] && [ "$B" = "7" ]',
       q: 'may not run',
@@ -366,12 +366,7 @@ describe('Dockerfile parser', () => {
         '',
       ].join('\n'),
     );
-    const read = Object.fromEntries(
-      file.packages.map((pkg) => {
-        const context = file.contexts[pkg.context!]!;
-        return [pkg.name, context.mayNotRun ? 'may not run' : (context.holds ?? 'runs')];
-      }),
-    );
+    const read = howEachRuns(file);
     expect(read).toEqual({
       // ENV decides: the branch that holds runs, the others (their conditions untested) never do.
       o: '[ "$MODE" = gpu ]',

@@ -169,10 +169,17 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
           true,
         );
       else if (isTemplate(body)) templateNotChecked(sink, body, start, text);
-      else {
-        const where = whereTheImageIs(body, path, options.serving);
-        notChecked(sink, body, start, `it asks for NVIDIA GPUs, but ${where.text}`, text, true, false, where.placement);
-      }
+      else
+        notChecked(
+          sink,
+          body,
+          start,
+          `it asks for NVIDIA GPUs, but ${whereTheImageIs(body, path, options.serving)}`,
+          text,
+          true,
+          false,
+          runtimeElsewhere(body, path, options.serving).length > 0,
+        );
     } else if (placeholders.length > 0)
       notChecked(
         sink,
@@ -422,30 +429,24 @@ const SINGLE_CONTAINERS = [
 /** A document's `kind:` line, as written at the start of a line (what a template's unread text still shows). */
 const KIND_LINE = /^kind:[ \t]*["']?([\w.-]+)/m;
 
-/** Why a GPU document's image is not in it, as its kind has it (kinds.ts). */
-function whereTheImageIs(
-  body: string,
-  path: string,
-  index: ServingIndex | undefined,
-): { readonly text: string; readonly placement?: boolean } {
-  const said = whereTheImageIsSaid(body, path, index);
-  return typeof said === 'string' ? { text: said } : said;
+/**
+ * The other files that define the serving runtime a GPU InferenceService's model names: what is not carried there is
+ * only its predictor's placement (which pool runs the runtime's containers), the image being the runtime's.
+ */
+function runtimeElsewhere(body: string, path: string, index: ServingIndex | undefined): readonly string[] {
+  if (KIND_LINE.exec(body)?.[1] !== 'InferenceService') return [];
+  const runtime = RUNTIME_NAME.exec(body)?.[1];
+  return runtime === undefined ? [] : (index?.runtimes[runtime] ?? []).filter((other) => other !== path);
 }
 
-function whereTheImageIsSaid(
-  body: string,
-  path: string,
-  index: ServingIndex | undefined,
-): string | { readonly text: string; readonly placement: true } {
+/** Why a GPU document's image is not in it, as its kind has it (kinds.ts). */
+function whereTheImageIs(body: string, path: string, index: ServingIndex | undefined): string {
   const kind = KIND_LINE.exec(body)?.[1];
   if (kind === 'InferenceService') {
     const runtime = RUNTIME_NAME.exec(body)?.[1];
-    const elsewhere = runtime === undefined ? [] : (index?.runtimes[runtime] ?? []).filter((other) => other !== path);
+    const elsewhere = runtimeElsewhere(body, path, index);
     if (elsewhere.length > 0)
-      return {
-        text: `its image is that of the serving runtime its model names (runtime: ${runtime}), which ${elsewhere.join(', ')} defines (checked there), and its predictor's nodeSelector or affinity, which decide which pool runs that runtime's containers, are not carried to another file`,
-        placement: true,
-      };
+      return `its image is that of the serving runtime its model names (runtime: ${runtime}), which ${elsewhere.join(', ')} defines (checked there), and its predictor's nodeSelector or affinity, which decide which pool runs that runtime's containers, are not carried to another file`;
     return `its image is that of the serving runtime its model ${runtime ? `names (runtime: ${runtime}, a ServingRuntime or ClusterServingRuntime)` : 'format selects (a ServingRuntime or ClusterServingRuntime whose supportedModelFormats lists it)'}, not in this document`;
   }
   // KServe's LLMInferenceService merges its template over the LLMInferenceServiceConfig presets it names (baseRefs)
