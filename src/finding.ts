@@ -62,10 +62,11 @@ export interface Report {
 }
 
 /**
- * How a pool runs a unit: natively, only under minor-version or forward compatibility, not at all, or never (the
- * unit's pods are not scheduled there).
+ * How a pool runs a unit: natively, only under minor-version or forward compatibility, not known (it depends on what
+ * the unit does not say, such as the Python an unpinned torch is picked for), not at all, or never (the unit's pods
+ * are not scheduled there).
  */
-export type PoolTier = 'runs' | 'minor' | 'forward' | 'fails' | 'not-scheduled';
+export type PoolTier = 'runs' | 'minor' | 'forward' | 'unknown' | 'fails' | 'not-scheduled';
 
 /** One rule's word on one unit on one pool. */
 export interface PoolVerdict {
@@ -100,7 +101,8 @@ export const TIER_RANK: Readonly<Record<PoolTier, number>> = {
   runs: 1,
   forward: 2,
   minor: 3,
-  fails: 4,
+  unknown: 4,
+  fails: 5,
 };
 
 export const severityRank: Readonly<Record<Severity, number>> = { error: 3, warning: 2, notice: 1 };

@@ -3,6 +3,10 @@
 /** The help of a finding judged on the pools: each pool's own why, and where the workload is scheduled. */
 export const PER_POOL = 'Per pool: {{reasons}}{{pinned}}';
 
+/** Why an install whose CUDA depends on the Python may not run, and how to make it one build. */
+const BY_PYTHON =
+  "pip installs the newest torch release that has wheels for the Python it runs with, and PyPI's torch wheels of a release are built for one CUDA ({{sources}}): which CUDA this install gets depends on the Python, and {{unknown}}. Where it does not run: {{reasons}}. {{why}}{{pinned}} {{fix}}";
+
 /** Why each finding matters and how to fix it, filled from its data (src/rule.ts, `helps`). */
 export const HELPS = {
   forwardCompat:
@@ -22,6 +26,8 @@ export const HELPS = {
   noDockerfile:
     "Without the Dockerfile, the image's CUDA is known only from its name{{says}}. Correct the path (it is read from the repository root). {{images}}",
   refusedEverywhere: 'Per pool: {{reasons}}{{pinned}}',
+  byPython: BY_PYTHON,
+  byPythonNone: BY_PYTHON,
   refused:
     'The NVIDIA Container Toolkit\'s legacy path (docker run --gpus, the nvidia runtime before toolkit 1.18, mode = "legacy") evaluates the image\'s NVIDIA_REQUIRE_CUDA on every GPU and refuses to start the container: "{{condition}}" (driver {{driver}} reports CUDA {{driverCuda}}; no brand term admits {{gpus}}). Use an image whose CUDA the driver supports, upgrade the driver, or start containers through CDI (which does not check it). Source: {{source}}',
   requireCudaBrand:
@@ -59,6 +65,8 @@ export const MESSAGES = {
   somePools: '{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}',
   poolsCompat: '{{subject}} targets CUDA {{cuda}}: {{how}}',
   pinned: '{{subject}} needs CUDA {{cuda}}, which no pool it is scheduled on can run: {{fails}}',
+  byPython: '{{subject}} installs {{builds}}; {{unknown}}, and {{fails}}',
+  byPythonNone: '{{subject}} installs {{builds}}, and {{neither}} {{fails}}',
   unmatched: '{{workload}} container {{container}}: {{why}}, so it is judged on every pool',
   noDockerfile:
     '{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository',

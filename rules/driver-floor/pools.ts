@@ -12,6 +12,7 @@ import { stageRequirements, startOn, type StageRequirements } from './toolkit-st
 import { HELPS, type MessageId } from './messages.js';
 import { checkClaim, collect, eachClaim, withOrigin } from './claim.js';
 import { poolForwardCompat } from './forward-compat.js';
+import { checkAlternatives } from './alternatives.js';
 import { checkDriverPackages, checkRequireCuda } from './require-cuda.js';
 
 export const TOOLKIT =
@@ -236,6 +237,23 @@ export function checkPools(
       ...common,
     });
     return true;
+  });
+  checkAlternatives({ units, files, kb, report }, (unit) => {
+    const selection = selectionOf(unit);
+    return {
+      hosts: selection.pools.map((pool) => ({
+        name: pool.name,
+        label: `${pool.name} (driver ${pool.driver})`,
+        driver: pool.driver,
+        forward: poolForwardCompat(pool, stated, kb),
+      })),
+      report: (to) => withSelection(unit, selection, to),
+      pinned: selection.narrowed
+        ? ` It is scheduled only on ${selection.pools.map((pool) => pool.name).join(', ')} (${selection.by.join(', ')}).`
+        : '',
+      verdict: (claim, pool, tier, reason) =>
+        verdict({ unit: unit.label, file: claim.file, span: claim.span, pool, tier, ...(reason ? { reason } : {}) }),
+    };
   });
 }
 

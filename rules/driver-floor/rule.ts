@@ -12,6 +12,7 @@ import { checkClaim, eachClaim, withOrigin } from './claim.js';
 import { fleetForwardCompat } from './forward-compat.js';
 import { checkDriverPackages, checkRequireCuda } from './require-cuda.js';
 import { checkPools } from './pools.js';
+import { checkAlternatives } from './alternatives.js';
 
 export default defineRule({
   id: 'driver-floor',
@@ -36,6 +37,9 @@ export default defineRule({
     eachClaim(units, files, kb, report, (claim, compat, _unit, unitReport) =>
       checkClaim(claim, { driver: fleet, compat, forward }, kb, withOrigin(claim, unitReport)),
     );
+    checkAlternatives({ units, files, kb, report }, () => ({
+      hosts: [{ name: 'fleet', label: `the fleet's driver ${fleet}`, driver: fleet, forward }],
+    }));
     for (const file of files) checkRequireCuda(file, fleet, kb, report);
     checkContainers(units, report);
   },

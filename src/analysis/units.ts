@@ -29,9 +29,12 @@ import { isPypiIndex, isPytorchIndex } from './cuda-labels.js';
 import { resolveTorchBuild, type TorchBuild } from './torch-build.js';
 import {
   newestToolkitClaim,
+  newestTorchAlternatives,
   newestTorchClaim,
   stagePythons,
   surroundingsOf,
+  type Alternatives,
+  type TorchInstall,
   unitPythons,
   type StagePythons,
   type Surroundings,
@@ -75,6 +78,8 @@ export interface Unit {
   readonly container?: ContainerUnit;
   /** A Dockerfile stage's: every Python its pip may run with, where the stage says them all (stagePythons). */
   readonly pythonsRun?: () => StagePythons | undefined;
+  /** Installs whose CUDA depends on what the unit does not say: each build they may be (not among `claims`). */
+  readonly alternatives?: readonly Alternatives[];
 }
 
 /**
@@ -85,6 +90,8 @@ export interface Unit {
 export interface ContainerUnit {
   readonly fact: ContainerFact;
   readonly claims: readonly CudaClaim[];
+  /** The Dockerfile's alternatives (Unit.alternatives), carried as its claims are. */
+  readonly alternatives?: readonly Alternatives[];
   /** The Dockerfile named for it that is not in the repository (or not read). */
   readonly missing?: string;
 }
@@ -214,10 +221,11 @@ function containerUnits(file: ParsedFile, links: readonly Link[], units: readonl
     const include = fact.dockerfile ? file.includes[fact.dockerfile.include] : undefined;
     const built = include ? links.find((link) => link.include === include)?.to : undefined;
     let claims: CudaClaim[];
+    let alternatives: Alternatives[] | undefined;
     if (built) {
       const last = built.stages.at(-1)?.index;
       const stage = units.find((unit) => unit.root === built && unit.stage === last);
-      claims = (stage?.claims ?? []).map((claim) =>
+      const carried = (claim: CudaClaim): CudaClaim =>
         cudaClaim({
           ...claim,
           file,
@@ -227,8 +235,9 @@ function containerUnits(file: ParsedFile, links: readonly Link[], units: readonl
           subject: `${fact.image.reference} (built from ${built.path}: ${claim.subject})`,
           rewrite: undefined,
           origin: { file: built, span: claim.span, subject: claim.subject },
-        }),
-      );
+        });
+      claims = (stage?.claims ?? []).map(carried);
+      alternatives = stage?.alternatives?.map((either) => ({ ...either, claims: either.claims.map(carried) }));
     } else {
       const own = containerImageClaim(file, fact, kb);
       claims = own ? [own] : [];
@@ -236,6 +245,7 @@ function containerUnits(file: ParsedFile, links: readonly Link[], units: readonl
     const container: ContainerUnit = {
       fact,
       claims,
+      ...(alternatives?.length ? { alternatives } : {}),
       ...(fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {}),
     };
     out.push({
@@ -617,6 +627,23 @@ interface UnitParts {
   readonly platform?: Machine;
 }
 
+/** How an unpinned torch's install picks among its indexes (newestTorchClaim). */
+function torchInstall(
+  file: ParsedFile,
+  pkg: PackageFact,
+  invocation: Invocation | undefined,
+): TorchInstall | undefined {
+  if (!invocation) return undefined;
+  return {
+    indexes: invocation.indexes,
+    // uv's first-index strategy, unless the install compares indexes as pip does: the command's (a requirements file
+    // `uv pip install -r` reads is resolved by uv).
+    firstIndex: firstIndexStrategy(invocation),
+    // `--torch-backend=auto`: uv picks a PyTorch index by the driver it finds (index-url's).
+    autoBackend: optionContexts(file, 'torch-backend-auto').has(pkg.context),
+  };
+}
+
 function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   const { label, root, stage, files, invocations, rootPackages, memberPackages } = parts;
   // An index a pyproject routes packages to on some machines only says nothing of a unit built for another one.
@@ -647,6 +674,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   const pinned = exactPins(files, unitPackages, kb);
   let pythons: readonly string[] | undefined;
   let notInstalled: Set<PackageFact> | undefined;
+  let alternatives: Alternatives[] | undefined;
   // What each invocation's commands say, once per invocation (a chain of includes has a member per file, and a
   // package each): whether pip reads a configuration file the gate cannot, and whether it installs over what is there.
   const flags = new Map(
@@ -705,25 +733,15 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
           ? undefined
           : ((!build ? rangedTorchClaim(file, pkg, invocation, kb) : undefined) ??
             (!build && pkg.name === 'torch'
-              ? newestTorchClaim(
-                  file,
-                  pkg,
-                  invocation
-                    ? {
-                        indexes: invocation.indexes,
-                        // uv's first-index strategy, unless the install compares indexes as pip does: the
-                        // command's (a requirements file `uv pip install -r` reads is resolved by uv).
-                        firstIndex: firstIndexStrategy(invocation),
-                        // `--torch-backend=auto`: uv picks a PyTorch index by the driver it finds (index-url's).
-                        autoBackend: optionContexts(file, 'torch-backend-auto').has(pkg.context),
-                      }
-                    : undefined,
-                  surroundings(),
-                  kb,
-                )
+              ? newestTorchClaim(file, pkg, torchInstall(file, pkg, invocation), surroundings(), kb)
               : undefined) ??
             (pkg.ecosystem === 'apt' ? newestToolkitClaim(file, pkg, surroundings(), kb) : undefined));
       if (unpinned) implied.push(unpinned);
+      // An unpinned torch whose build depends on the Python, which the unit does not say: each build it may be.
+      else if (!build && pkg.name === 'torch' && pkg.ecosystem === 'pip' && !pkg.exact && !hidden && !kept?.has(pkg)) {
+        const either = newestTorchAlternatives(file, pkg, torchInstall(file, pkg, invocation), surroundings(), kb);
+        if (either && !pinnedWithin(pinned, pkg)) (alternatives ??= []).push(either);
+      }
       const carried = !build ? builtWithTorch(file, pkg, invocation, hidden, kb) : undefined;
       if (carried) implied.push(carried);
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
@@ -751,13 +769,14 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
     ...implied,
   ];
   const target = chooseTarget(claims);
-  if (stage === undefined) return { label, root, stage, files, claims, target, packages, invocations };
+  const more = alternatives ? { alternatives } : {};
+  if (stage === undefined) return { label, root, stage, files, claims, target, packages, invocations, ...more };
   let runs: StagePythons | null | undefined;
   const pythonsRun = (): StagePythons | undefined => {
     runs ??= (parts.copiesEnvironment?.() ? undefined : stagePythons(surroundings(), kb)) ?? null;
     return runs ?? undefined;
   };
-  return { label, root, stage, files, claims, target, packages, invocations, pythonsRun };
+  return { label, root, stage, files, claims, target, packages, invocations, ...more, pythonsRun };
 }
 
 /**

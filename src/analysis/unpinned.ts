@@ -11,7 +11,7 @@
  *   installs the newest CUDA NVIDIA's repository has for the image's distribution; `cuda-toolkit-12` the newest 12.x.
  */
 import type { ImageFact, IndexFact, PackageFact, ParsedFile, PythonFact } from '../parsers/facts.js';
-import type { KnowledgeBase } from '../knowledge/index.js';
+import type { KnowledgeBase, TorchRelease } from '../knowledge/index.js';
 import { cudaFromTag, minorOf } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
 import { satisfiesPep440 } from '../util/pep440.js';
@@ -236,21 +236,32 @@ export function unitPythons(around: Surroundings, kb: KnowledgeBase): readonly s
   return pythonsAround(around, kb).versions;
 }
 
+/** What an unpinned torch install may take from plain PyPI: the release pip picks for each Python the unit may run. */
+interface PypiPicks {
+  readonly pythons: readonly string[];
+  readonly picks: readonly TorchRelease[];
+  /** The Pythons, naming where each comes from where the unit says (pythonsAround). */
+  readonly described: string;
+}
+
+/** The install an unpinned torch is judged in: its indexes and how its installer picks among them. */
+export interface TorchInstall {
+  readonly indexes: readonly IndexFact[];
+  readonly firstIndex?: boolean;
+  readonly autoBackend?: boolean;
+}
+
 /**
- * `pip install torch` / `torch>=2.1` from plain PyPI, when the release it takes is the same CUDA major for every
- * Python the image may run: a claim of that major, naming the release (`newest`). Undefined when the install names
- * another primary index or find-links, or an extra PyTorch index that has the release (their builds decide), or the
- * picks differ.
+ * The releases `pip install torch` / `torch>=2.1` takes from plain PyPI, one per Python the unit may run. Undefined
+ * when the install names another primary index or find-links, or an extra PyTorch index that has the release (their
+ * builds decide), or some Python has no release on PyPI the knowledge base knows the build of.
  */
-export function newestTorchClaim(
-  file: ParsedFile,
+function pypiPicks(
   pkg: PackageFact,
-  install:
-    | { readonly indexes: readonly IndexFact[]; readonly firstIndex?: boolean; readonly autoBackend?: boolean }
-    | undefined,
+  install: TorchInstall | undefined,
   around: Surroundings,
   kb: KnowledgeBase,
-): CudaClaim | undefined {
+): PypiPicks | undefined {
   if (pkg.ecosystem !== 'pip' || pkg.name !== 'torch' || pkg.exact || pkg.url || pkg.specifier.includes('+'))
     return undefined;
   const indexes = install?.indexes ?? [];
@@ -267,7 +278,7 @@ export function newestTorchClaim(
   if (indexes.some((index) => unknownCudaIndex(index))) return undefined;
   const { versions: pythons, described } = pythonsAround(around, kb);
   const picks = pythons.map((python) => kb.newestTorchFor(pkg.specifier.replace(/\s+/g, ''), python));
-  if (picks.some((pick) => !pick?.pypiDefault)) return undefined;
+  if (picks.length === 0 || picks.some((pick) => !pick?.pypiDefault)) return undefined;
   // An extra PyTorch index that has the release pip picks wins (its `+cu118` sorts above PyPI's plain version; the CPU
   // index has every release); one that does not leaves PyPI's build (what the index-url rule says of such an index),
   // so the claim stands where an image's CUDA is there to compare it with. Without one, the index's builds would be
@@ -278,12 +289,34 @@ export function newestTorchClaim(
     if (!served || served === 'all' || served.tag === 'cpu' || around.images.length === 0) return undefined;
     if (picks.some((pick) => kb.torchBuilds(pick!).has(served.tag))) return undefined;
   }
-  const builds = new Set(picks.map((pick) => cudaFromTag(pick!.pypiDefault!)!));
+  return { pythons, picks: picks as TorchRelease[], described };
+}
+
+/** The CUDA of a release's PyPI build (`12.8` for cu128). */
+const pypiCuda = (release: TorchRelease): string => cudaFromTag(release.pypiDefault!)!;
+
+/**
+ * `pip install torch` / `torch>=2.1` from plain PyPI, when the release it takes is the same CUDA major for every
+ * Python the image may run: a claim of that major, naming the release (`newest`). Undefined when the install names
+ * another primary index or find-links, or an extra PyTorch index that has the release (their builds decide), or the
+ * picks differ (newestTorchAlternatives).
+ */
+export function newestTorchClaim(
+  file: ParsedFile,
+  pkg: PackageFact,
+  install: TorchInstall | undefined,
+  around: Surroundings,
+  kb: KnowledgeBase,
+): CudaClaim | undefined {
+  const found = pypiPicks(pkg, install, around, kb);
+  if (!found) return undefined;
+  const { picks, described } = found;
+  const builds = new Set(picks.map(pypiCuda));
   const majors = new Set([...builds].map((cuda) => cuda.split('.')[0]!));
   if (majors.size !== 1) return undefined;
   // One build for every Python: its CUDA, as an exact pin of it says; else the major they share.
   const [only] = builds;
-  const newest = [...new Set(picks.map((pick) => pick!.version))].sort(compareDotted);
+  const newest = [...new Set(picks.map((pick) => pick.version))].sort(compareDotted);
   return cudaClaim({
     kind: 'implied',
     file,
@@ -297,6 +330,59 @@ export function newestTorchClaim(
     index: undefined,
     newest: `${newest.join(' or ')} for Python ${described}`,
   });
+}
+
+/**
+ * An install whose CUDA depends on what the unit does not say: the build of each release it may take, one claim
+ * each (their `newest` names the Pythons it is taken for), and what is not known. Judged only where every one of
+ * them gives the same verdict (driver-floor: no pool runs any of them), else said as not known.
+ */
+export interface Alternatives {
+  readonly claims: readonly CudaClaim[];
+  /** Why the unit does not say which (`the Python of ghcr.io/acme/base:1.0 is not known`). */
+  readonly unknown: string;
+}
+
+/**
+ * `pip install torch` from plain PyPI where the release pip picks is of another CUDA major on some Python the unit
+ * may run than on others (torch 2.8.0, CUDA 12.8, is the newest with wheels for Python 3.9; 2.9 and later are CUDA 13
+ * builds): each release's build, as Alternatives. Undefined where newestTorchClaim says one major.
+ */
+export function newestTorchAlternatives(
+  file: ParsedFile,
+  pkg: PackageFact,
+  install: TorchInstall | undefined,
+  around: Surroundings,
+  kb: KnowledgeBase,
+): Alternatives | undefined {
+  const found = pypiPicks(pkg, install, around, kb);
+  if (!found) return undefined;
+  const { pythons, picks } = found;
+  if (new Set(picks.map((pick) => pypiCuda(pick).split('.')[0])).size < 2) return undefined;
+  const byRelease = new Map<TorchRelease, string[]>();
+  picks.forEach((pick, i) => byRelease.set(pick, [...(byRelease.get(pick) ?? []), pythons[i]!]));
+  const claims = [...byRelease].map(([release, on]) =>
+    cudaClaim({
+      kind: 'implied',
+      file,
+      context: pkg.context,
+      cuda: pypiCuda(release),
+      precision: 'minor',
+      span: pkg.span,
+      subject: `${pkg.rawName}${pkg.specifier}`,
+      package: pkg,
+      record: release,
+      index: undefined,
+      newest: `${release.version} on Python ${on.join(', ')}`,
+    }),
+  );
+  const image = around.base ?? around.images[0];
+  const unknown = around.unknownPython
+    ? `${around.unknownPython} may install any of these Pythons, and the Dockerfile does not say which`
+    : image
+      ? `the Python of ${image.reference} is not known`
+      : 'the Python it runs with is not known';
+  return { claims, unknown };
 }
 
 /**

@@ -7,6 +7,7 @@ const MARK: Readonly<Record<PoolTier, string>> = {
   runs: '✅ runs',
   minor: '⚠️ minor-version compatibility',
   forward: '⚠️ forward compatibility',
+  unknown: '❔ not known',
   fails: '❌ fails',
   'not-scheduled': '— not scheduled',
 };
@@ -14,6 +15,7 @@ const WORD: Readonly<Record<PoolTier, string>> = {
   runs: 'runs',
   minor: 'runs (minor-version compat)',
   forward: 'runs (forward compat)',
+  unknown: 'NOT KNOWN',
   fails: 'FAILS',
   'not-scheduled': 'not scheduled',
 };

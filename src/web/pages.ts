@@ -241,6 +241,7 @@ function imageSection(verdict: ImageVerdict): string {
     runs: 'runs',
     minor: 'runs under minor-version compatibility',
     forward: 'runs through forward compatibility',
+    unknown: 'may not run (what decides it is not known)',
     fails: 'does not run',
     'not-scheduled': 'is not scheduled there',
   };
