@@ -2,6 +2,7 @@ import {
   claimCuda,
   compareClaims,
   CONDA_CUDA_RELEASE_PACKAGES,
+  majorsUnverified,
   withAlternative,
   type CudaClaim,
 } from '../../src/analysis/claims.js';
@@ -419,7 +420,11 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
     file: claim.file,
     span: claim.span,
     severity: (relation === 'major' || unsolvable) && !unusedIndex(unit, claim) ? 'error' : 'warning',
-    unverified: isUnverified(claim.record) || isUnverified(target.record),
+    // Majors that differ rest only on the two majors: an unverified row whose major is certain does not soften it.
+    unverified:
+      relation === 'major' && !unsolvable
+        ? majorsUnverified(claim, target, kb)
+        : isUnverified(claim.record) || isUnverified(target.record),
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...(fix ? { fix } : {}),
     ...(options.length ? { suggestions: options } : {}),

@@ -2,7 +2,7 @@
  * One claim judged on one driver: NVIDIA's three tiers (full support, minor-version compatibility, forward
  * compatibility through an NVIDIA image's cuda-compat), and the claims of the units a driver check judges.
  */
-import { claimCuda, originRelated, type CudaClaim } from '../../src/analysis/claims.js';
+import { claimCuda, majorCertain, originRelated, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { cite, isUnverified, type DriverNeed, type KnowledgeBase } from '../../src/knowledge/index.js';
 import { heldLess, type Draft, type Reporter } from '../../src/rule.js';
@@ -192,13 +192,6 @@ export function checkClaim(
     unverified,
   });
   return true;
-}
-
-/** Whether the claim's CUDA major is certain though its row is unverified (an NGC tag past a verified one). */
-export function majorCertain(claim: CudaClaim, major: number, kb: KnowledgeBase): boolean {
-  const image = claim.image;
-  if (claim.kind !== 'image' || image?.registry !== 'nvcr.io' || !image.tag) return false;
-  return kb.ngcMajorAtLeast(image.repository, image.tag, major);
 }
 
 /**

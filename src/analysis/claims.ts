@@ -1,7 +1,7 @@
 import { formatOf } from '../parsers/formats.js';
 import type { ContainerFact, ImageFact, IndexFact, PackageFact, ParsedFile } from '../parsers/facts.js';
 import type { TextEdit } from '../finding.js';
-import { imagePatchFor, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
+import { imagePatchFor, isUnverified, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
 import { configCuda } from '../images/config.js';
 import type { Span } from '../parsers/source.js';
 import {
@@ -315,6 +315,42 @@ function nameClaims(file: ParsedFile, claims: CudaClaim[]): void {
   }
 }
 
+/** The CUDA major an image's tag names (vLLM's `v0.15.1-cu130`, `cuda12.4.1`: the publisher's own word). */
+function tagMajor(claim: CudaClaim): number | undefined {
+  const tag = claim.kind === 'image' ? claim.image?.tag : undefined;
+  const named = tag ? cudaOfName(tag.toLowerCase()) : undefined;
+  return named ? Number(named.cuda.split('.')[0]) : undefined;
+}
+
+/**
+ * Whether an image claim's CUDA major is at least `major` for certain though its row is unverified: its tag names that
+ * major, or an NGC tag is later than a verified one of that major (NGC containers never go back a major).
+ */
+export function majorCertain(claim: CudaClaim, major: number, kb: KnowledgeBase): boolean {
+  if (tagMajor(claim) === major) return true;
+  const image = claim.image;
+  return (
+    claim.kind === 'image' &&
+    image?.registry === 'nvcr.io' &&
+    !!image.tag &&
+    kb.ngcMajorAtLeast(image.repository, image.tag, major)
+  );
+}
+
+/**
+ * Whether a finding that rests only on two claims' CUDA majors differing rests on an unverified fact: not where each
+ * unverified side's major is certain (its tag names it; an NGC image's, known only not to be older than a verified
+ * tag's, where the other side's major is the older one).
+ */
+export function majorsUnverified(claim: CudaClaim, target: CudaClaim, kb: KnowledgeBase): boolean {
+  const major = (side: CudaClaim): number => Number(side.cuda.split('.')[0]);
+  const uncertain = (side: CudaClaim, other: CudaClaim): boolean =>
+    isUnverified(side.record) &&
+    tagMajor(side) !== major(side) &&
+    !(major(other) < major(side) && majorCertain(side, major(side), kb));
+  return uncertain(claim, target) || uncertain(target, claim);
+}
+
 export function cudaOfName(name: string): { cuda: string; precision: 'minor' | 'major' } | undefined {
   const tag = /(?:^|[^a-z0-9])cu(\d{2,3})(?![0-9])/.exec(name);
   if (tag) return cudaFromDigits(tag[1]!);
@@ -403,8 +439,8 @@ export function snapshotKnows(image: ImageFact, kb: KnowledgeBase): boolean {
     impossibleNgcTag(image) ||
     kb.officialImage(image.registry, image.repository) !== undefined ||
     kb.redHatPythonImage(name) !== undefined ||
-    (image.tag !== undefined &&
-      (snapshotCuda(image, image.tag, kb) !== undefined || kb.toolImage(name, image.tag) !== undefined))
+    kb.toolImage(name, image.tag ?? 'latest') !== undefined ||
+    (image.tag !== undefined && snapshotCuda(image, image.tag, kb) !== undefined)
   );
 }
 
@@ -446,9 +482,10 @@ export function imageWithoutCuda(image: ImageFact, kb: KnowledgeBase): string | 
   const redHat = kb.redHatPythonImage(name);
   if (redHat)
     return `one of Red Hat's Python images, RHEL with Python and build tools and no CUDA of its own (${redHat.source[0]!.split(' ')[0]})`;
-  const tool = image.tag !== undefined ? kb.toolImage(name, image.tag) : undefined;
+  // No tag is `latest`.
+  const tool = kb.toolImage(name, image.tag ?? 'latest');
   if (tool?.cuda === 'none')
-    return `a package-manager image on a plain OS, with no CUDA of its own (${tool.record.source[0]})`;
+    return `a package-manager or wheel-build image on a plain OS, with no CUDA of its own (${tool.record.source[0]})`;
   const cpu = image.tag !== undefined ? kb.cpuImage(name, image.tag) : undefined;
   if (cpu)
     return `its CPU image: a tag without -gpu or -cuXY aliases -cpu, built on Ubuntu with no CUDA of its own (${cpu.source[0]!.split(' ')[0]})`;
