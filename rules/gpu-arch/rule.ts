@@ -16,15 +16,20 @@ import { compareDotted } from '../../src/util/dotted.js';
 interface FleetGpu {
   readonly label: string;
   readonly cc: string;
-  readonly minCuda: string;
+  /** The first CUDA whose code runs on the GPU (GpuInfo.runsFrom: an earlier minor's cubin of its major runs). */
+  readonly runsFrom: string;
   readonly lastCudaMajor?: number;
   readonly record: Parameters<typeof cite>[0];
 }
 
+/** NVIDIA's binary compatibility: a cubin for X.y runs on X.z, z >= y. */
+const BINARY_COMPATIBILITY =
+  'https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility';
+
 /** Why each finding matters and how to fix it, filled from its data (src/rule.ts, `helps`). */
 const HELPS = {
   gpuDriver: 'Older drivers do not recognise this GPU at all. Source: {{source}}',
-  tooOld: 'CUDA {{cuda}} cannot generate code for compute capability {{cc}}. Source: {{source}}',
+  tooOld: `CUDA {{cuda}} generates no code that runs on compute capability {{cc}}: neither for it nor for an earlier minor of its major, whose cubins it would run (${BINARY_COMPATIBILITY}). Source: {{source}}`,
   dropped: 'CUDA {{next}}.0 removed offline compilation and library support for this architecture. Source: {{source}}',
   noKernels:
     'torch raises "no kernel image is available for execution on the device" on this GPU. Use a build that includes sm_{{sm}} (compute capability {{cc}} needs CUDA >= {{minCuda}}). Sources: {{sources}}',
@@ -74,7 +79,7 @@ export default defineRule({
       .map<FleetGpu>(({ name, info }) => ({
         label: name,
         cc: info.cc,
-        minCuda: info.minCuda,
+        runsFrom: info.runsFrom,
         ...(info.lastCudaMajor ? { lastCudaMajor: info.lastCudaMajor } : {}),
         record: info.record,
       }));
@@ -109,7 +114,7 @@ export default defineRule({
         if (claim.kind !== 'image' && claim.kind !== 'conda' && claim.kind !== 'apt') continue;
         const cuda = claimCuda(claim);
         for (const gpu of fleet) {
-          const data = { subject: claim.subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.minCuda };
+          const data = { subject: claim.subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.runsFrom };
           const miss = gpuMiss(claim, gpu);
           if (miss === 'tooOld') {
             report({
@@ -153,9 +158,9 @@ export default defineRule({
 });
 
 /** Whether a GPU cannot run a claim's CUDA: a release too old to build for it, or a major that dropped it. */
-function gpuMiss(claim: CudaClaim, gpu: Pick<GpuInfo, 'minCuda' | 'lastCudaMajor'>): 'tooOld' | 'dropped' | undefined {
+function gpuMiss(claim: CudaClaim, gpu: Pick<GpuInfo, 'runsFrom' | 'lastCudaMajor'>): 'tooOld' | 'dropped' | undefined {
   const cuda = claimCuda(claim);
-  if (claim.precision === 'minor' && compareDotted(cuda, gpu.minCuda) < 0) return 'tooOld';
+  if (claim.precision === 'minor' && compareDotted(cuda, gpu.runsFrom) < 0) return 'tooOld';
   if (gpu.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor) return 'dropped';
   return undefined;
 }
@@ -194,7 +199,7 @@ function poolHits(claim: CudaClaim, pools: readonly Pool[], kb: KnowledgeBase): 
 function hitReason(claim: CudaClaim, hit: PoolHit): string {
   const { gpu } = hit;
   return hit.miss === 'tooOld'
-    ? `CUDA ${claimCuda(claim)} has no code for ${gpu.name} (compute capability ${gpu.cc} needs CUDA >= ${gpu.minCuda})`
+    ? `CUDA ${claimCuda(claim)} has no code for ${gpu.name} (compute capability ${gpu.cc} needs CUDA >= ${gpu.runsFrom})`
     : `CUDA ${claimCuda(claim)} no longer supports ${gpu.name} (compute capability ${gpu.cc}; the last CUDA for it is ${gpu.lastCudaMajor}.x)`;
 }
 
@@ -240,7 +245,7 @@ function checkContainer(
         cuda: claimCuda(claim),
         gpu: gpu.name,
         cc: gpu.cc,
-        minCuda: gpu.minCuda,
+        minCuda: gpu.runsFrom,
         last: gpu.lastCudaMajor ?? '',
       },
       file: claim.file,
@@ -308,7 +313,7 @@ function checkTorchBuild(
 ): void {
   const cuda = build.cuda!;
   const archs = kb.compiledArchs(build.version, tagFromCuda(cuda));
-  const data = { subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.minCuda, sm: gpu.cc.replace('.', '') };
+  const data = { subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.runsFrom, sm: gpu.cc.replace('.', '') };
   if (archs) {
     if (runsOn(gpu.cc, archs.sass, archs.ptx ?? [])) return;
     report({
@@ -326,7 +331,7 @@ function checkTorchBuild(
     });
     return;
   }
-  if (compareDotted(cuda, gpu.minCuda) < 0) {
+  if (compareDotted(cuda, gpu.runsFrom) < 0) {
     report({
       messageId: 'tooOld',
       data,
@@ -335,7 +340,7 @@ function checkTorchBuild(
       unverified: isUnverified(gpu.record),
       // A wheel's why, not the toolkit's of the message's template: its own help (a message id of its own would
       // change the findings' messageId).
-      help: `A CUDA ${cuda} build cannot contain code for compute capability ${gpu.cc}. Source: ${cite(gpu.record)}`,
+      help: `A CUDA ${cuda} build cannot contain code that runs on compute capability ${gpu.cc}: neither for it nor for an earlier minor of its major (${BINARY_COMPATIBILITY}). Source: ${cite(gpu.record)}`,
     });
   } else if (gpu.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor) {
     report({

@@ -118,7 +118,13 @@ export interface DriverNeed {
 export interface GpuInfo {
   readonly name: string;
   readonly cc: string;
+  /** The first CUDA that compiles native code for it. */
   readonly minCuda: string;
+  /**
+   * The first CUDA whose code runs on it: a cubin for compute capability X.y runs on X.z for every z >= y (NVIDIA's
+   * binary compatibility), so a CUDA that compiles for an earlier minor of its major (8.6 for an 8.9 GPU) does.
+   */
+  readonly runsFrom: string;
   /** Oldest Linux driver that supports the GPU at all, where published. */
   readonly minDriver?: string;
   readonly lastCudaMajor?: number;
@@ -596,6 +602,7 @@ export class KnowledgeBase {
             name: `compute capability ${trimmed}`,
             cc: trimmed,
             minCuda: record.minCuda,
+            runsFrom: this.runsFrom(trimmed, record.minCuda),
             ...(record.lastCudaMajor ? { lastCudaMajor: record.lastCudaMajor } : {}),
             record,
           }
@@ -616,11 +623,28 @@ export class KnowledgeBase {
       name: best.name,
       cc: gpu.cc,
       minCuda: gpu.minCuda,
+      runsFrom: this.runsFrom(gpu.cc, gpu.minCuda),
       ...(gpu.minDriver ? { minDriver: gpu.minDriver } : {}),
       ...(gpu.lastCudaMajor ? { lastCudaMajor: gpu.lastCudaMajor } : {}),
       ...(gpu.classes?.[best.name] ? { class: gpu.classes[best.name] } : {}),
       record: gpu,
     };
+  }
+
+  /**
+   * The first CUDA whose code runs on compute capability `cc`: the earliest that compiles for it or for an earlier
+   * minor of its major ("a cubin object generated for compute capability X.y will only execute on devices of compute
+   * capability X.z where z≥y": CUDA C++ Programming Guide, Binary Compatibility; NVIDIA's Ada compatibility guide: an
+   * 8.6 cubin runs on 8.9).
+   */
+  private runsFrom(cc: string, minCuda: string): string {
+    const [major, minor] = cc.split('.').map(Number);
+    let first = minCuda;
+    for (const row of this.data.gpus.computeCapabilities) {
+      const [rowMajor, rowMinor] = row.cc.split('.').map(Number);
+      if (rowMajor === major && rowMinor! <= minor! && compareDotted(row.minCuda, first) < 0) first = row.minCuda;
+    }
+    return first;
   }
 
   /** Every compute capability of the table, with the CUDA that first compiles it and the last major that does. */

@@ -121,8 +121,8 @@ function poolAnswers(kb: KnowledgeBase, cuda: string, pools: readonly Pool[], so
     const base = { name: pool.name, driver: pool.driver };
     for (const name of pool.gpus) {
       const gpu = kb.gpu(name);
-      if (gpu && compareDotted(cuda, gpu.minCuda) < 0)
-        return { ...base, verdict: 'fails', reason: `${gpu.name} needs CUDA >= ${gpu.minCuda}` };
+      if (gpu && compareDotted(cuda, gpu.runsFrom) < 0)
+        return { ...base, verdict: 'fails', reason: `${gpu.name} needs CUDA >= ${gpu.runsFrom}` };
       if (gpu?.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor)
         return { ...base, verdict: 'fails', reason: `CUDA ${cudaMajor(cuda)} no longer supports ${gpu.name}` };
     }
@@ -444,9 +444,9 @@ function torchOptions(
           works = false;
           reasons.push(`no kernels for ${gpu.name} (sm_${gpu.cc.replace('.', '')}) in this build`);
         }
-      } else if (compareDotted(cuda, gpu.minCuda) < 0) {
+      } else if (compareDotted(cuda, gpu.runsFrom) < 0) {
         works = false;
-        reasons.push(`${gpu.name} needs CUDA >= ${gpu.minCuda}`);
+        reasons.push(`${gpu.name} needs CUDA >= ${gpu.runsFrom}`);
       } else if (gpu.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor) {
         works = false;
         reasons.push(`CUDA ${cudaMajor(cuda)} no longer supports ${gpu.name}`);
@@ -509,10 +509,10 @@ function recommendTensorflow(kb: KnowledgeBase, input: RecommendInput, baseline?
     problems.push(`TensorFlow ${row.version} supports Python ${row.python}, not ${input.python}.`);
   const reasons: string[] = [];
   let works = true;
-  if (gpu && compareDotted(row.cuda, gpu.minCuda) < 0) {
+  if (gpu && compareDotted(row.cuda, gpu.runsFrom) < 0) {
     works = false;
     reasons.push(
-      `${gpu.name} needs CUDA >= ${gpu.minCuda}; TensorFlow ${row.version} is built and tested with CUDA ${row.cuda}`,
+      `${gpu.name} needs CUDA >= ${gpu.runsFrom}; TensorFlow ${row.version} is built and tested with CUDA ${row.cuda}`,
     );
   }
   const driver = driverChecks(kb, row.cuda, input.driver, reasons, sources);
