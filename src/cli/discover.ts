@@ -215,14 +215,20 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
   };
   /** What git tracks in the checkout, read once the first time a `.gitignore` pattern matches (null: not known). */
   let tracked: Tracked | null | undefined;
-  const isTracked = (repoPath: string, directory: boolean): boolean => {
+  /**
+   * Whether a path a `.gitignore` ignores is checked all the same: a file git tracks is (`git add -f`: it is in every
+   * clone), and, where no git index says what is tracked (a `git archive` export, a release tarball, a subfolder of a
+   * checkout), every file: an export holds only what was committed, and an unchecked file is never a pass (opencompass
+   * ignores `*.txt` and commits its requirements/*.txt). Ignored folders are still passed over there (build outputs).
+   */
+  const keptIgnored = (repoPath: string, directory: boolean): boolean => {
     if (tracked === undefined) tracked = trackedPaths(root) ?? null;
-    return tracked !== null && (directory ? tracked.folders : tracked.files).has(repoPath);
+    if (tracked === null) return !directory;
+    return (directory ? tracked.folders : tracked.files).has(repoPath);
   };
   const skipped = (levels: IgnoreLevels, repoPath: string, directory: boolean): boolean =>
     (excluded?.ignores(directory ? `${repoPath}/` : repoPath) ?? false) ||
-    // A file git tracks is checked, whatever a .gitignore says of it (`git add -f`): it is in every clone.
-    (gitignore && ignoredBy(levels, repoPath, directory) && !isTracked(repoPath, directory));
+    (gitignore && ignoredBy(levels, repoPath, directory) && !keptIgnored(repoPath, directory));
   /** A file found while walking: by its name, or because files.include names it (then its content decides). */
   const found = (absolute: string, repoPath: string, viaLink: boolean, levels: IgnoreLevels): void => {
     if (skipped(levels, repoPath, false)) return;

@@ -76,12 +76,16 @@ describe.runIf(hasGit)('files git tracks that a .gitignore matches', () => {
     expect(parseGitIndex(index)).toHaveLength(4);
     expect(parseGitIndex(index.subarray(0, 40))).toBeUndefined();
     expect(parseGitIndex(Buffer.from('not an index at all'))).toBeUndefined();
-    // Without an index (a fresh clone of nothing, a `.git` file of a worktree) the walk goes by .gitignore alone.
+    // Without an index (a `git archive` export, a `.git` file of a worktree) what is tracked is not known: ignored
+    // folders are passed over, but an ignored file is checked (an export holds only what was committed: opencompass
+    // ignores `*.txt` and commits requirements/runtime.txt).
     const plain = mkdtempSync(join(tmpdir(), 'cgk-nogit-'));
-    writeFileSync(join(plain, '.gitignore'), 'ignored/\n');
+    writeFileSync(join(plain, '.gitignore'), 'ignored/\n*.txt\n');
     mkdirSync(join(plain, 'ignored'));
+    mkdirSync(join(plain, 'requirements'));
     writeFileSync(join(plain, 'ignored', 'requirements.txt'), 'numpy\n');
+    writeFileSync(join(plain, 'requirements', 'runtime.txt'), 'torch>=1.13.1\n');
     expect(trackedPaths(plain)).toBeUndefined();
-    expect(walk(plain, ['.']).paths).toEqual([]);
+    expect(walk(plain, ['.']).paths).toEqual(['requirements/runtime.txt']);
   });
 });
