@@ -130,10 +130,12 @@ export const GPU_RESOURCE = String.raw`nvidia\.com\/(?:gpu(?:\.shared)?|pgpu|mig
  * profile of NVIDIA GPUs (`resourceProfile: nvidia-gpu-l4:1`; KubeAI's profiles `nvidia-gpu-*` ask for
  * `nvidia.com/gpu`: kubeai.org/concepts/resource-profiles/), and KAITO's Workspace by an Azure VM size of the NC or ND
  * series, whose GPUs are NVIDIA's (learn.microsoft.com/azure/virtual-machines/sizes/overview, "GPU accelerated"),
- * AMD's MI300X size apart.
+ * AMD's MI300X size apart, or of the NV series' NVIDIA sizes: NVadsA10 v5 (`Standard_NV36ads_A10_v5`, NVIDIA A10:
+ * learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/nvadsa10v5-series) and NVv3 (`Standard_NV12s_v3`,
+ * Tesla M60), not NVv4 or NVads V710 v5 (AMD).
  */
 export const GPU_BY_KIND_NAME =
-  /^[ \t]*(?:resourceProfile[ \t]*:[ \t]*["']?nvidia-[\w.-]+:[ \t]*[1-9]|instanceType[ \t]*:[ \t]*["']?Standard_N[CD](?![\w]*MI\d)\w*)/m;
+  /^[ \t]*(?:resourceProfile[ \t]*:[ \t]*["']?nvidia-[\w.-]+:[ \t]*[1-9]|instanceType[ \t]*:[ \t]*["']?Standard_(?:N[CD](?![\w]*MI\d)\w*|NV\d+ads_A10_v5|NV\d+s_v3)(?!\w))/m;
 
 /**
  * A GPU resource as a key (`nvidia.com/gpu: 1`, or in a flow mapping `{nvidia.com/gpu: 1}`); a count of zero asks for

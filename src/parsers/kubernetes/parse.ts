@@ -122,6 +122,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
   const docs = parseAllDocuments(withoutDefinitions(text), { uniqueKeys: false, prettyErrors: false, strict: false });
   const list = Array.isArray(docs) ? docs : [docs];
   const claims = gpuClaims(list, text);
+  const models = gpuModels(list, text);
   const runtimes = runtimesServing(list, text, path, options.serving);
   const images = options.images ?? {};
   for (const [i, doc] of list.entries()) {
@@ -150,7 +151,8 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
     // A manifest another tool submits, written as a literal block inside this one (Argo's `resource.manifest: |`):
     // read where it asks for GPUs and reads as YAML on its own, at its own places in the file.
     const asks =
-      asksForGpus(body) && !holdsNoPod(body) && asksOutsideAnnotations(doc.contents as Node | null, body, start);
+      (asksForGpus(body) && !holdsNoPod(body) && asksOutsideAnnotations(doc.contents as Node | null, body, start)) ||
+      servesGpuModel(doc as Document, body, models);
     if (sink.containers.length === before && asks)
       readEmbedded(textsAskingForGpus(doc.contents as Node | null), text, source, sink, images);
     const found = sink.containers.slice(before);
@@ -634,6 +636,39 @@ function gpuClaims(docs: readonly Document[], text: string): ReadonlySet<string>
   return names;
 }
 
+/**
+ * The names of the file's llmaz OpenModels whose inference flavors ask for NVIDIA GPUs (`inferenceConfig.flavors[]
+ * .limits: {nvidia.com/gpu: 1}`): llmaz writes a flavor's limits into the pods of the Playground that serves the
+ * model (InftyAI/llmaz api/core/v1alpha1/model_types.go, Flavor.Limits).
+ */
+function gpuModels(docs: readonly Document.Parsed[] | readonly Document[], text: string): ReadonlySet<string> {
+  const names = new Set<string>();
+  for (const doc of docs) {
+    if (doc.errors.length > 0) continue;
+    const [start, , end] = doc.range ?? [0, 0, 0];
+    const body = text.slice(start, end);
+    if (KIND_LINE.exec(body)?.[1] !== 'OpenModel' || !/^[ \t]+flavors[ \t]*:/m.test(body) || !asksForGpus(body))
+      continue;
+    const name = METADATA_NAME.exec(body)?.[1];
+    if (name) names.add(name);
+  }
+  return names;
+}
+
+/** A Playground that serves a model of the file whose flavors ask for NVIDIA GPUs (gpuModels): its pods get them. */
+function servesGpuModel(doc: Document, body: string, models: ReadonlySet<string>): boolean {
+  if (models.size === 0 || KIND_LINE.exec(body)?.[1] !== 'Playground') return false;
+  const spec = (doc.toJS({ maxAliasCount: MAX_ALIASES }) as { spec?: PlaygroundSpec } | null)?.spec;
+  const claimed = [spec?.modelClaim?.modelName, ...(spec?.modelClaims?.models ?? []).map((model) => model?.name)];
+  return claimed.some((name) => typeof name === 'string' && models.has(name));
+}
+
+/** The parts of an llmaz Playground's spec that name the models it serves. */
+interface PlaygroundSpec {
+  readonly modelClaim?: { readonly modelName?: unknown };
+  readonly modelClaims?: { readonly models?: readonly ({ readonly name?: unknown } | null)[] };
+}
+
 /** A document the gate cannot judge, at its `kind:` line (else its first line), failing closed if it is a GPU one. */
 function notChecked(
   sink: FactSink,
@@ -664,7 +699,7 @@ function notChecked(
  * The pod annotations NVIDIA's Run:ai and KAI schedulers read a share of one GPU from, with no `nvidia.com/gpu`
  * resource (run-ai-docs.nvidia.com, "GPU fractions"; github.com/kai-scheduler/KAI-Scheduler, docs/gpu-sharing):
  * `gpu-fraction: "0.5"`, or `gpu-memory` under those schedulers; the share goes to the first container, or to the one
- * `gpu-fraction-container-name` names.
+ * (init containers included) `gpu-fraction-container-name` names.
  */
 const FRACTION_SCHEDULERS = new Set(['runai-scheduler', 'kai-scheduler']);
 
@@ -837,10 +872,13 @@ class Reader {
       containers.items.forEach((item, index) => {
         const container = this.resolve(item as Node);
         if (!container || !isMap(container)) return;
+        // The first container gets the share, or the one the annotation names, an init container included ("works
+        // the same for init and regular containers": KAI-Scheduler docs/gpu-sharing/README.md).
         const share =
           fraction &&
-          list === 'containers' &&
-          (named === undefined ? index === 0 : this.text(container.get('name', true) as Node | undefined) === named);
+          (named === undefined
+            ? list === 'containers' && index === 0
+            : this.text(container.get('name', true) as Node | undefined) === named);
         this.containerOf(container, spec, workload, annotated, undefined, share);
       });
     }
