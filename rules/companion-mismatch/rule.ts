@@ -90,8 +90,14 @@ export default defineRule({
         const { file, pkg } = entry;
         if (!pkg.exact || pinned.has(entry)) continue;
         const name = projectName(pkg);
-        // The torch installed with it: alternatives by marker (one torch per Python version) are not compared.
-        const torch = torches.find((candidate) => mayHoldTogether(candidate.pkg.markers, pkg.markers));
+        // The torch installed with it: alternatives by marker (one torch per Python version) are not compared. One
+        // the same command installs first (lorax: pip's torch==2.6.0 and triton==3.0.0 replace the pytorch=2.4.0 an
+        // earlier conda install put in the same environment).
+        const together = (candidate: UnitPackage): boolean => mayHoldTogether(candidate.pkg.markers, pkg.markers);
+        const torch =
+          torches.find(
+            (candidate) => entry.invocation && candidate.invocation === entry.invocation && together(candidate),
+          ) ?? torches.find(together);
         if (!torch) continue;
         const { version: torchVersion, release, related } = pinned.get(torch)!;
         const version = publicVersion(pkg.exact);

@@ -1,7 +1,7 @@
 import { includeCandidates } from '../../src/analysis/links.js';
-import { isStandardInput, type IncludeFact } from '../../src/parsers/facts.js';
+import { isStandardInput, type IncludeFact, type ParsedFile } from '../../src/parsers/facts.js';
 import { formatOf } from '../../src/parsers/formats.js';
-import { defineRule } from '../../src/rule.js';
+import { defineRule, type Reporter } from '../../src/rule.js';
 
 /** Candidate paths named in a message before "and N more". */
 const SHOWN = 3;
@@ -27,11 +27,15 @@ export default defineRule({
     deleted: '{{target}} is deleted by this change, but this line still installs it',
     nowhere: '{{target}} is installed here, but {{where}}: what it installs is not checked',
     standardInput: 'this install reads its requirements from standard input ({{target}}), which is not checked',
+    setupPy:
+      '{{project}} is installed here from its {{setup}}, whose requirements are not read: what it installs is not checked',
   },
   helps: {
     deleted: '{{how}}. Restore {{target}}, or change this line to install the file that replaces it.',
     nowhere:
       'The file comes from outside the repository ({{from}}), so cuda-gatekeeper cannot read what it installs. Check the file where it is made (cuda-gatekeeper check FILE), or add it to the repository and install that copy. If the path is a mistake, the install fails when it runs ({{tool}} stops with "{{error}}").',
+    setupPy:
+      "A setup.py is a Python program: its install_requires is known only when it runs, and cuda-gatekeeper reads what files state. Declare the requirements in pyproject.toml's [project] table (PEP 621; setuptools reads it too) or in a requirements file the Dockerfile installs, to have them checked. Source: https://packaging.python.org/en/latest/guides/writing-pyproject-toml/",
     standardInput:
       'The requirements come from the command before the pipe (`grep torch requirements.txt | pip install -r /dev/stdin`), which cuda-gatekeeper does not run. Install a file of the repository instead (the file the pipe filters, or a requirements file that pins what it installs) to have it checked.',
   },
@@ -40,6 +44,10 @@ export default defineRule({
     for (const file of files) {
       const image = formatOf(file.kind).units === 'stages';
       for (const include of file.includes) {
+        if (include.copiedOnly && include.target.endsWith(PYPROJECT)) {
+          setupPyProject(file, include, present, fileExists, report);
+          continue;
+        }
         if (include.optional || include.copiedOnly || include.exported || /[$`]/.test(include.target)) continue;
         // A here-document's body is read by the parser, which drops the include: what is left comes from a pipe.
         if (isStandardInput(include.target)) {
@@ -97,6 +105,38 @@ export default defineRule({
     }
   },
 });
+
+const PYPROJECT = 'pyproject.toml';
+
+/**
+ * A Dockerfile's install of a local project (`pip install /src`, `pip install ./llm-foundry[gpu]`) whose folder has no
+ * pyproject.toml the check read but has a setup.py: what it installs is in a program, not in a file the check reads.
+ * Said, not passed (llm-foundry's torch pin lives in its setup.py). Only where the caller knows the repository's
+ * files.
+ */
+function setupPyProject(
+  file: ParsedFile,
+  include: IncludeFact,
+  present: ReadonlySet<string>,
+  fileExists: ((path: string) => boolean | undefined) | undefined,
+  report: Reporter<'setupPy'>,
+): void {
+  if (!fileExists) return;
+  const candidates = includeCandidates(file, include);
+  if (candidates.some((path) => present.has(path))) return;
+  const setup = candidates
+    .map((path) => `${path.slice(0, -PYPROJECT.length)}setup.py`)
+    .find((path) => fileExists(path) === true);
+  if (!setup) return;
+  const folder = setup.slice(0, -'/setup.py'.length);
+  report({
+    messageId: 'setupPy',
+    data: { project: folder && folder !== setup ? `the project in ${folder}/` : 'the project', setup },
+    file,
+    span: include.span,
+    severity: 'notice',
+  });
+}
 
 /** What stops when an install names a file that is not there. */
 function failure(include: IncludeFact): { tool: string; error: string } {

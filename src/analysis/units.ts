@@ -731,10 +731,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
           !(invocation && flags.get(invocation)?.upgrades) &&
           pinnedWithin(pinned, pkg))
           ? undefined
-          : ((!build ? rangedTorchClaim(file, pkg, invocation, kb) : undefined) ??
-            (!build && pkg.name === 'torch'
-              ? newestTorchClaim(file, pkg, torchInstall(file, pkg, invocation), surroundings(), kb)
-              : undefined) ??
+          : ((!build && pkg.name === 'torch' ? torchRangeClaim(file, pkg, invocation, surroundings, kb) : undefined) ??
             (pkg.ecosystem === 'apt' ? newestToolkitClaim(file, pkg, surroundings(), kb) : undefined));
       if (unpinned) implied.push(unpinned);
       // An unpinned torch whose build depends on the Python, which the unit does not say: each build it may be.
@@ -787,6 +784,9 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
  * ends with is the earlier one's, unless that one is an exact version the range excludes. What the range would take
  * from PyPI is then no certain claim.
  */
+/** A torch requirement whose version the check cannot know (`torch==$(cat version.txt)`, `torch==${V}`). */
+const UNRESOLVED_TORCH = /^["']?torch(?![\w.-])/i;
+
 function keptTorch(
   root: ParsedFile,
   stage: number,
@@ -825,6 +825,14 @@ function keptTorch(
     if ((context.tool === 'pip' || context.tool === 'uv') && invocation && readsUnread(invocation))
       firstUnread = Math.min(firstUnread, context.span.start);
   }
+  // A torch requirement of the stage whose version is only known when the build runs (`pip install
+  // torch==$(cat /tmp/torch_version.txt)`, aibrix's builders): it may install a torch a later range admits.
+  const from = root.stages.findIndex((candidate) => candidate.index === stage);
+  const start = root.stages[from]?.span.start ?? 0;
+  const end = root.stages[from + 1]?.span.start ?? Infinity;
+  for (const unread of root.unresolved)
+    if (unread.span.start >= start && unread.span.start < end && UNRESOLVED_TORCH.test(unread.text))
+      firstUnread = Math.min(firstUnread, unread.span.start);
   // The first install that pins no version: pip keeps what it installed for a later range.
   let firstUnpinned = Infinity;
   for (const { pkg, at } of installs)
@@ -984,18 +992,40 @@ function rangedTorchClaim(
   const { majors, releases } = kb.pypiTorchMajors(pkg.specifier.replace(/\s+/g, ''));
   const [major] = majors;
   if (majors.size !== 1 || !major || major === 'cpu' || releases.length === 0) return undefined;
+  // Every release the range admits a build of one CUDA (`torch~=2.8.0`, `==2.9.*`: CUDA 12.8): that CUDA, as a pin
+  // of any of them says.
+  const builds = new Set(releases.map((release) => cudaFromTag(release.pypiDefault!)));
+  const [only] = builds;
   return cudaClaim({
     kind: 'implied',
     file,
     context: pkg.context,
-    cuda: major,
-    precision: 'major',
+    cuda: builds.size === 1 && only ? only : major,
+    precision: builds.size === 1 && only ? 'minor' : 'major',
     span: pkg.span,
     subject: `${pkg.rawName}${pkg.specifier}`,
     package: pkg,
     record: releases.at(-1),
     index: undefined,
   });
+}
+
+/**
+ * What a torch range (or no version) installs from plain PyPI: the CUDA every release it admits is built for
+ * (rangedTorchClaim: certain whatever release pip takes), else the release pip takes for the Pythons the unit may run
+ * (newestTorchClaim).
+ */
+function torchRangeClaim(
+  file: ParsedFile,
+  pkg: PackageFact,
+  invocation: Invocation | undefined,
+  surroundings: () => Surroundings,
+  kb: KnowledgeBase,
+): CudaClaim | undefined {
+  return (
+    rangedTorchClaim(file, pkg, invocation, kb) ??
+    newestTorchClaim(file, pkg, torchInstall(file, pkg, invocation), surroundings(), kb)
+  );
 }
 
 /** The strongest tier present decides; within it the most common CUDA version, then the earliest claim. */
