@@ -28,7 +28,11 @@ export const FORWARD = 'https://docs.nvidia.com/deploy/cuda-compatibility/forwar
  * the knowledge base reads the CUDA of (vLLM, SGLang, Ray, runpod: each built FROM an nvidia/cuda image, whose
  * cuda-compat it keeps; images.json `vendor`). Forward compatibility is possible there.
  */
-export function compatImage(unit: Pick<Unit, 'claims'>, kb: KnowledgeBase): boolean {
+export function compatImage(unit: Pick<Unit, 'claims'> & Partial<Pick<Unit, 'packages'>>, kb: KnowledgeBase): boolean {
+  // A stage that installs NVIDIA's forward-compatibility package itself (`apt-get install cuda-compat-13-2`, as the
+  // GPU Operator's image does: docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html, "Installing the
+  // cuda-compat package").
+  if (unit.packages?.some(({ pkg }) => pkg.ecosystem === 'apt' && CUDA_COMPAT.test(pkg.name))) return true;
   return unit.claims.some((claim) => {
     const image = claim.kind === 'image' ? claim.image : undefined;
     if (!image) return false;
@@ -38,6 +42,9 @@ export function compatImage(unit: Pick<Unit, 'claims'>, kb: KnowledgeBase): bool
     return image.tag !== undefined && kb.vendorImage(name, image.tag) !== undefined;
   });
 }
+
+/** NVIDIA's forward-compatibility packages: `cuda-compat-12-4`. */
+const CUDA_COMPAT = /^cuda-compat-\d+-\d+$/;
 
 /**
  * What a claim is judged on: the driver (the fleet's, or one pool's), whether the unit's image ships cuda-compat,
@@ -252,7 +259,7 @@ export function eachClaim(
   const done = new Set<string>();
   const judge = (unit: Unit): void => {
     const claims = unit.container?.claims ?? unit.claims;
-    const compat = compatImage({ claims }, kb);
+    const compat = compatImage({ claims, packages: unit.container ? [] : unit.packages }, kb);
     const unitReport = heldLess(unit, scope, HELPS, report);
     for (const claim of claims) {
       if (claim.kind === 'implied' && claim.index) continue;

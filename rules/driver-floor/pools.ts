@@ -175,7 +175,13 @@ export function checkPools(
           ]
         : []),
     ].join(' ');
-    const unverified = verdicts.some((verdict) => verdict.tier !== 'runs' && verdict.draft.unverified === true);
+    // As certain as what it says: where some pool cannot run it, that (its major's floor on those pools), not a
+    // pool's own minor-version row (NGC 26.06's CUDA 13.3 row is unverified; that R550 runs no CUDA 13 is not).
+    const failingNow = verdicts.some((verdict) => verdict.tier === 'fails');
+    const unverified = verdicts.some(
+      (verdict) =>
+        verdict.tier !== 'runs' && (!failingNow || verdict.tier === 'fails') && verdict.draft.unverified === true,
+    );
     const cuda = claimCuda(claim);
     const pinned = selection.narrowed
       ? ` It is scheduled only on ${selection.pools.map((pool) => pool.name).join(', ')} (${selection.by.join(', ')}).`

@@ -23,8 +23,7 @@ interface FleetGpu {
 }
 
 /** NVIDIA's binary compatibility: a cubin for X.y runs on X.z, z >= y. */
-const BINARY_COMPATIBILITY =
-  'https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility';
+const BINARY_COMPATIBILITY = 'https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility';
 
 /** Why each finding matters and how to fix it, filled from its data (src/rule.ts, `helps`). */
 const HELPS = {

@@ -181,7 +181,7 @@ function checkStage(
   if (pinned.length === 0 && built.length === 0) return;
   if (kb.imageLookup(base)?.state === 'missing' || !once(unit.root, base)) return;
   const why = whyUnknown(base, kb);
-  const subjects = [...subjectsOf(pinned), ...built.map(({ pkg }) => `${pkg.rawName}${pkg.specifier}`)];
+  const subjects = [...new Set([...subjectsOf(pinned), ...built.map(({ pkg }) => `${pkg.rawName}${pkg.specifier}`)])];
   report({
     messageId: 'stage',
     data: {

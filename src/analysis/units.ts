@@ -675,6 +675,16 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   let pythons: readonly string[] | undefined;
   let notInstalled: Set<PackageFact> | undefined;
   let alternatives: Alternatives[] | undefined;
+  // A torchvision or torchaudio range with no torch requirement beside it brings the torch its newest release pins:
+  // only where nothing else may have put torch there (not a stage built FROM another stage of the file; a base
+  // image's own torch pip replaces, as the companion's wheel requires another).
+  let torchless: boolean | undefined;
+  const picksTorch = (pkg: PackageFact): boolean =>
+    pkg.name === 'torch' ||
+    ((pkg.name === 'torchvision' || pkg.name === 'torchaudio') &&
+      (torchless ??=
+        (stage === undefined || StageTree.of(root).root(stage) === stage) &&
+        !files.some((file) => unitPackages(file).some((other) => other.name === 'torch'))));
   // What each invocation's commands say, once per invocation (a chain of includes has a member per file, and a
   // package each): whether pip reads a configuration file the gate cannot, and whether it installs over what is there.
   const flags = new Map(
@@ -731,11 +741,11 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
           !(invocation && flags.get(invocation)?.upgrades) &&
           pinnedWithin(pinned, pkg))
           ? undefined
-          : ((!build && pkg.name === 'torch' ? torchRangeClaim(file, pkg, invocation, surroundings, kb) : undefined) ??
+          : ((!build && picksTorch(pkg) ? torchRangeClaim(file, pkg, invocation, surroundings, kb) : undefined) ??
             (pkg.ecosystem === 'apt' ? newestToolkitClaim(file, pkg, surroundings(), kb) : undefined));
       if (unpinned) implied.push(unpinned);
       // An unpinned torch whose build depends on the Python, which the unit does not say: each build it may be.
-      else if (!build && pkg.name === 'torch' && pkg.ecosystem === 'pip' && !pkg.exact && !hidden && !kept?.has(pkg)) {
+      else if (!build && picksTorch(pkg) && pkg.ecosystem === 'pip' && !pkg.exact && !hidden && !kept?.has(pkg)) {
         const either = newestTorchAlternatives(file, pkg, torchInstall(file, pkg, invocation), surroundings(), kb);
         if (either && !pinnedWithin(pinned, pkg)) (alternatives ??= []).push(either);
       }
@@ -787,6 +797,21 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
 /** A torch requirement whose version the check cannot know (`torch==$(cat version.txt)`, `torch==${V}`). */
 const UNRESOLVED_TORCH = /^["']?torch(?![\w.-])/i;
 
+/** Where a file's torch requirements of unknown version are, in order (worked out once per file). */
+function unresolvedTorch(root: ParsedFile): readonly number[] {
+  let starts = UNRESOLVED_TORCH_STARTS.get(root);
+  if (!starts) {
+    starts = root.unresolved
+      .filter((unread) => UNRESOLVED_TORCH.test(unread.text))
+      .map((unread) => unread.span.start)
+      .sort((a, b) => a - b);
+    UNRESOLVED_TORCH_STARTS.set(root, starts);
+  }
+  return starts;
+}
+
+const UNRESOLVED_TORCH_STARTS = new WeakMap<ParsedFile, readonly number[]>();
+
 function keptTorch(
   root: ParsedFile,
   stage: number,
@@ -830,9 +855,15 @@ function keptTorch(
   const from = root.stages.findIndex((candidate) => candidate.index === stage);
   const start = root.stages[from]?.span.start ?? 0;
   const end = root.stages[from + 1]?.span.start ?? Infinity;
-  for (const unread of root.unresolved)
-    if (unread.span.start >= start && unread.span.start < end && UNRESOLVED_TORCH.test(unread.text))
-      firstUnread = Math.min(firstUnread, unread.span.start);
+  const unreadTorch = unresolvedTorch(root);
+  // The first of them at or after the stage's start (a file of many stages asks once per stage: searched by halving).
+  let low = 0;
+  for (let high = unreadTorch.length; low < high; ) {
+    const middle = (low + high) >> 1;
+    if (unreadTorch[middle]! < start) low = middle + 1;
+    else high = middle;
+  }
+  if (low < unreadTorch.length && unreadTorch[low]! < end) firstUnread = Math.min(firstUnread, unreadTorch[low]!);
   // The first install that pins no version: pip keeps what it installed for a later range.
   let firstUnpinned = Infinity;
   for (const { pkg, at } of installs)

@@ -262,7 +262,7 @@ function pypiPicks(
   around: Surroundings,
   kb: KnowledgeBase,
 ): PypiPicks | undefined {
-  if (pkg.ecosystem !== 'pip' || pkg.name !== 'torch' || pkg.exact || pkg.url || pkg.specifier.includes('+'))
+  if (pkg.ecosystem !== 'pip' || !PICKS_TORCH.has(pkg.name) || pkg.exact || pkg.url || pkg.specifier.includes('+'))
     return undefined;
   const indexes = install?.indexes ?? [];
   if (indexes.some((index) => index.kind === 'index-url' || index.kind === 'find-links')) return undefined;
@@ -277,7 +277,12 @@ function pypiPicks(
   // wins. Which build is installed is not known (index-url says so); the index's own CUDA is still compared.
   if (indexes.some((index) => unknownCudaIndex(index))) return undefined;
   const { versions: pythons, described } = pythonsAround(around, kb);
-  const picks = pythons.map((python) => kb.newestTorchFor(pkg.specifier.replace(/\s+/g, ''), python));
+  const specifier = pkg.specifier.replace(/\s+/g, '');
+  const picks = pythons.map((python) =>
+    pkg.name === 'torch'
+      ? kb.newestTorchFor(specifier, python)
+      : kb.newestTorchForCompanion(pkg.name as 'torchvision' | 'torchaudio', specifier, python),
+  );
   if (picks.length === 0 || picks.some((pick) => !pick?.pypiDefault)) return undefined;
   // An extra PyTorch index that has the release pip picks wins (its `+cu118` sorts above PyPI's plain version; the CPU
   // index has every release); one that does not leaves PyPI's build (what the index-url rule says of such an index),
@@ -291,6 +296,16 @@ function pypiPicks(
   }
   return { pythons, picks: picks as TorchRelease[], described };
 }
+
+/**
+ * What pip takes torch's release for: torch itself, or a companion where nothing else pins torch (its wheels pin their
+ * torch exactly: the newest torchvision brings the newest torch).
+ */
+const PICKS_TORCH: ReadonlySet<string> = new Set(['torch', 'torchvision', 'torchaudio']);
+
+/** What a claim of an install calls it: a companion's names the torch it brings. */
+const pickedSubject = (pkg: PackageFact): string =>
+  `${pkg.rawName}${pkg.specifier}${pkg.name === 'torch' ? '' : ' (and the torch its newest release requires)'}`;
 
 /** The CUDA of a release's PyPI build (`12.8` for cu128). */
 const pypiCuda = (release: TorchRelease): string => cudaFromTag(release.pypiDefault!)!;
@@ -324,7 +339,7 @@ export function newestTorchClaim(
     cuda: builds.size === 1 ? only! : [...majors][0]!,
     precision: builds.size === 1 ? 'minor' : 'major',
     span: pkg.span,
-    subject: `${pkg.rawName}${pkg.specifier}`,
+    subject: pickedSubject(pkg),
     package: pkg,
     record: picks.at(-1)!,
     index: undefined,
@@ -369,7 +384,7 @@ export function newestTorchAlternatives(
       cuda: pypiCuda(release),
       precision: 'minor',
       span: pkg.span,
-      subject: `${pkg.rawName}${pkg.specifier}`,
+      subject: pickedSubject(pkg),
       package: pkg,
       record: release,
       index: undefined,

@@ -533,6 +533,26 @@ export class KnowledgeBase {
   }
 
   /**
+   * The torch release `pip install "torchvision<specifier>"` (or torchaudio) brings from plain PyPI with Python
+   * `python` where nothing else pins torch: the companion's wheels pin their torch exactly, so pip takes the newest
+   * companion the specifier admits and the torch it belongs to; the newest verified release that supports the Python
+   * and has a companion version the specifier admits.
+   */
+  newestTorchForCompanion(
+    name: 'torchvision' | 'torchaudio',
+    specifier: string,
+    python: string,
+  ): TorchRelease | undefined {
+    const releases = this.data.pytorch.releases;
+    for (let i = releases.length - 1; i >= 0; i--) {
+      const release = releases[i]!;
+      if (release.confidence === 'unverified' || (release.python && !safeSatisfies(python, release.python))) continue;
+      if (release[name].some((version) => !specifier || safeSatisfies(version, specifier))) return release;
+    }
+    return undefined;
+  }
+
+  /**
    * Whether a torch release ships wheels for a Python (`3.8`): by its supported-Python range, the Requires-Python of
    * its wheels; undefined where the knowledge base does not record the range.
    */
