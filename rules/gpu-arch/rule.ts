@@ -4,7 +4,15 @@ import type { EnvFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, runsOn, type GpuInfo, type KnowledgeBase } from '../../src/knowledge/index.js';
 import type { Pool } from '../../src/baseline/schema.js';
-import { heldLess, defineRule, helpText, type Draft, type Reporter, type UnitVerdict } from '../../src/rule.js';
+import {
+  heldLess,
+  defineRule,
+  formatMessage,
+  helpText,
+  type Draft,
+  type Reporter,
+  type UnitVerdict,
+} from '../../src/rule.js';
 import { fleetScope } from '../../src/analysis/runs.js';
 import { torchArchEntries } from '../../src/analysis/arch-lists.js';
 import { selectPools } from '../../src/analysis/placement.js';
@@ -136,18 +144,31 @@ export default defineRule({
       }
       for (const { file, pkg, build } of unit.packages) {
         if (!build || pkg.name !== 'torch' || build.cpu || !build.cuda || build.missing) continue;
-        for (const gpu of fleet)
-          checkTorchBuild(
-            {
+        const pin = {
+          file,
+          span: pkg.span,
+          subject: `torch ${pkg.exact}${pkg.localLabel ? '' : ` (${tagFromCuda(build.cuda)} build)`}`,
+          build,
+        };
+        for (const gpu of fleet) checkTorchBuild(pin, gpu, kb, report);
+        // The pool table says what the finding says: a pool with a GPU the build has no code for does not run it.
+        for (const pool of pools) {
+          const misses = pool.gpus.flatMap((name) => {
+            const info = kb.gpu(name);
+            if (!info) return [];
+            const gpu = { label: name, cc: info.cc, runsFrom: info.runsFrom, record: info.record };
+            return collectDrafts((probe) => checkTorchBuild(pin, { ...gpu, ...lastMajor(info) }, kb, probe));
+          });
+          if (misses.length > 0)
+            verdict({
+              unit: unit.label,
               file,
               span: pkg.span,
-              subject: `torch ${pkg.exact}${pkg.localLabel ? '' : ` (${tagFromCuda(build.cuda)} build)`}`,
-              build,
-            },
-            gpu,
-            kb,
-            report,
-          );
+              pool: pool.name,
+              tier: 'fails',
+              reason: misses.map((draft) => formatMessage(MESSAGES[draft.messageId], draft.data ?? {})).join('; '),
+            });
+        }
       }
     }
     for (const file of files)
@@ -293,6 +314,17 @@ function poolReporter(
     }
   };
   return hold;
+}
+
+/** A GPU's last CUDA major, where it has one, as FleetGpu holds it. */
+const lastMajor = (info: GpuInfo): { lastCudaMajor?: number } =>
+  info.lastCudaMajor !== undefined ? { lastCudaMajor: info.lastCudaMajor } : {};
+
+/** The drafts a check reports, collected instead of reported. */
+function collectDrafts(check: (probe: Reporter<MessageId>) => void): Draft<MessageId>[] {
+  const drafts: Draft<MessageId>[] = [];
+  check((draft) => void drafts.push(draft));
+  return drafts;
 }
 
 /** A torch pin of a CUDA build: where it is written, what findings call it, and the build it resolves to. */

@@ -420,8 +420,19 @@ export interface ImageCuda {
  * check (CUDA_VERSION, src/images/config.ts). Undefined where neither says.
  */
 export function imageCuda(image: ImageFact, kb: KnowledgeBase): ImageCuda | undefined {
-  if (image.unresolved) return undefined;
+  if (image.unresolved) return writtenNvidiaCuda(image, kb);
   return (image.tag ? snapshotCuda(image, image.tag, kb) : undefined) ?? configImageCuda(image, kb);
+}
+
+/**
+ * An nvidia/cuda reference a build argument completes after its CUDA version (`nvidia/cuda:13.0.3-base-ubuntu${
+ * UBUNTU_VERSION}.04`, dstack's base image): every value gives that CUDA, so the CUDA is known though the tag is not
+ * (no edit is offered, and whether the tag exists is not judged).
+ */
+function writtenNvidiaCuda(image: ImageFact, kb: KnowledgeBase): ImageCuda | undefined {
+  if (!image.tag || !kb.isNvidiaCuda(image.registry, image.repository)) return undefined;
+  const written = /^(\d+\.\d+(?:\.\d+)?)-[^$]*\$/.exec(image.tag)?.[1];
+  return written ? { cuda: written, precision: 'minor', fromConfig: false } : undefined;
 }
 
 /** An NGC tag whose month cannot be (`25.13-py3`, `24.00-py3`): no registry has it (image-missing says so). */
@@ -439,6 +450,7 @@ export function snapshotKnows(image: ImageFact, kb: KnowledgeBase): boolean {
     impossibleNgcTag(image) ||
     kb.officialImage(image.registry, image.repository) !== undefined ||
     kb.redHatPythonImage(name) !== undefined ||
+    kb.osImage(name) !== undefined ||
     kb.toolImage(name, image.tag ?? 'latest') !== undefined ||
     (image.tag !== undefined && snapshotCuda(image, image.tag, kb) !== undefined)
   );
@@ -479,6 +491,9 @@ export function imageWithoutCuda(image: ImageFact, kb: KnowledgeBase): string | 
   if (kb.officialImage(image.registry, image.repository))
     return 'a Docker Official Image, which ships no CUDA of its own';
   const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+  const os = kb.osImage(name);
+  if (os)
+    return `a minimal OS image with no CUDA of its own (${os.source[image.registry === 'gcr.io' ? 1 : 0]!.split(' ')[0]})`;
   const redHat = kb.redHatPythonImage(name);
   if (redHat)
     return `one of Red Hat's Python images, RHEL with Python and build tools and no CUDA of its own (${redHat.source[0]!.split(' ')[0]})`;
@@ -523,7 +538,9 @@ function ngcCuda(repository: string, tag: string, kb: KnowledgeBase): ImageCuda 
   }
   const row = kb.ngcImage(repository, tag);
   if (row?.cuda) return { cuda: row.cuda, precision: 'minor', record: row, fromConfig: false };
-  const named = /^\d{2}\.\d{2}-cuda(\d+\.\d+)(?:[.-]|$)/.exec(tag);
+  // NVIDIA's tag names the CUDA it is built on: `cuda-dl-base:25.03-cuda12.8-devel-ubuntu24.04`, the device plugin's
+  // test images `k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04`.
+  const named = /(?:^|-)cuda(\d+\.\d+)(?:\.\d+)?(?=-|$)/.exec(tag);
   return named ? { cuda: named[1]!, precision: 'minor', fromConfig: false } : undefined;
 }
 

@@ -568,6 +568,9 @@ function machineOf(markers: string | undefined): Machine {
  */
 const CARRIES_TORCH_CUDA: ReadonlySet<string> = new Set(['vllm', 'xformers']);
 
+/** Packages whose exact pin goes with torch releases the knowledge records (companions.json `pins`). */
+const TORCH_BOUND: ReadonlySet<string> = new Set(['triton', 'torchdata', 'torchtext', 'vllm-flash-attn']);
+
 function builtWithTorch(
   file: ParsedFile,
   pkg: PackageFact,
@@ -952,6 +955,13 @@ function exactPins(
         const version = publicVersion(pkg.exact);
         const pin = kb.companionPin(pkg.name, version);
         if (pin) add('torch', pin.torch);
+      } else if (TORCH_BOUND.has(pkg.name)) {
+        // torchdata 0.6.1 requires torch==2.0.1; torch 2.0.0 and 2.0.1 require triton==2.0.0: a torch range beside
+        // such a pin resolves to the releases it goes with (generative-models' pt2.txt: torch>=2.0.1 is 2.0.1, a
+        // CUDA 11.7 build, not today's newest). Not a pin whose torch is only a floor (torchtext 0.18: abi minor).
+        const version = publicVersion(pkg.exact);
+        for (const pin of kb.companionPins(pkg.name))
+          if (pin.version === version && pin.abi !== 'minor') add('torch', pin.torch);
       }
       // So do torchvision and torchaudio: each release requires its one torch release exactly (torchvision 0.20.0
       // requires torch==2.5.0, pytorch/vision's setup.py pins `torch==<version>`; torchaudio likewise), the pairs of

@@ -33,6 +33,8 @@ export interface Surroundings {
   readonly requiresPython?: readonly string[];
   /** Pythons the unit installs explicitly (apt `python3.11`, conda `python=3.11`, `uv python install 3.11`). */
   readonly pythons: readonly string[];
+  /** Of them, the ones a conda `python` spec names: an environment's own Python, which its `pip:` list runs with. */
+  readonly condaPythons?: readonly string[];
   /**
    * What installs a Python whose version the unit does not say (`Miniconda3-latest-…sh`, `uv python install`
    * without a version), where one does and no conda `python` spec names the version it runs.
@@ -58,15 +60,22 @@ export function surroundingsOf(
 ): Surroundings {
   const images = claims.flatMap((claim) => (claim.kind === 'image' && claim.image ? [claim.image] : []));
   const pythons = new Set<string>();
+  const condaPythons = new Set<string>();
   let condaPython = false;
   for (const pkg of packages) {
     const apt = pkg.ecosystem === 'apt' ? /^python(3\.\d+)$/.exec(pkg.name) : null;
     if (apt) pythons.add(apt[1]!);
     if (pkg.ecosystem !== 'conda' || pkg.name !== 'python') continue;
     condaPython = true;
-    if (pkg.exact) pythons.add(minorOf(pkg.exact));
-    else if (/^=?=?3\.\d+(\.\*)?$/.test(pkg.specifier))
-      pythons.add(minorOf(pkg.specifier.replace(/^=+/, '').replace(/\.\*$/, '')));
+    const named = pkg.exact
+      ? minorOf(pkg.exact)
+      : /^=?=?3\.\d+(\.\*)?$/.test(pkg.specifier)
+        ? minorOf(pkg.specifier.replace(/^=+/, '').replace(/\.\*$/, ''))
+        : undefined;
+    if (named) {
+      pythons.add(named);
+      condaPythons.add(named);
+    }
   }
   let unknownPython: string | undefined;
   const installedBy = new Map<string, string>();
@@ -84,6 +93,7 @@ export function surroundingsOf(
     ...(base ? { base } : {}),
     ...(requiresPython.length ? { requiresPython } : {}),
     pythons: [...pythons],
+    ...(condaPythons.size ? { condaPythons: [...condaPythons] } : {}),
     ...(unknownPython ? { unknownPython } : {}),
     ...(installedBy.size ? { installedBy } : {}),
     ...(scripted.some((python) => !python.beside) ? { scripted: true } : {}),
@@ -151,6 +161,9 @@ function pythonsAround(
   around: Surroundings,
   kb: KnowledgeBase,
 ): { readonly versions: readonly string[]; readonly described: string } {
+  // A conda environment file (no image around it) that names its Python: its `pip:` list runs with that one.
+  if (around.condaPythons && around.images.length === 0 && !around.base && !around.unknownPython)
+    return { versions: around.condaPythons, described: around.condaPythons.join(', ') };
   const own = around.scripted ? undefined : basePython(around, kb);
   // An image whose Python and CUDA are not known may run an older Python than a tool installs today (RHEL 9's 3.9,
   // Ray's CPU images); one the knowledge base knows the CUDA of is a recent build (vLLM, SGLang), or names its Python.

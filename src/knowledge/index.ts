@@ -1015,6 +1015,12 @@ export class KnowledgeBase {
     return this.cached('redHatPythonImage', name, () => (new RegExp(record.pattern).test(name) ? record : undefined));
   }
 
+  /** The record that says an image is a minimal OS image outside Docker Hub (UBI, distroless: no CUDA), if it is. */
+  osImage(name: string): Sourced | undefined {
+    const record = this.data.images.osImages;
+    return this.cached('osImage', name, () => (new RegExp(record.pattern).test(name) ? record : undefined));
+  }
+
   /** The record that says a Docker Hub name is a Docker Official Image (which ships no CUDA), if it is one. */
   officialImage(registry: string | undefined, repository: string): Sourced | undefined {
     const official = this.data.images.officialImages;

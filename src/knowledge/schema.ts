@@ -293,6 +293,8 @@ export const Images = z.strictObject({
   cpuByDefault: z.strictObject({ names: z.array(z.string()), ...sourced }),
   /** Red Hat's Python images on UBI and RHEL (a pattern of their names): none ships CUDA. */
   redHatPythonImages: z.strictObject({ pattern: z.string(), ...sourced }),
+  /** Minimal OS images outside Docker Hub (Red Hat's UBI, Google's distroless): none ships CUDA. */
+  osImages: z.strictObject({ pattern: z.string().refine(compiles, 'not a regular expression'), ...sourced }),
   /** Docker Official Images (a selection): none ships CUDA. */
   officialImages: z.strictObject({ names: z.array(z.string()), ...sourced }),
   /** Package-manager images on a plain OS: no CUDA, unless the tag names an nvidia/cuda-based variant. */
