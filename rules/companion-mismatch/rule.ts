@@ -10,6 +10,7 @@ import { mayHoldTogether } from '../../src/parsers/markers.js';
 import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
 import { defineRule, type Draft, type Reporter } from '../../src/rule.js';
 import { minorOf, publicVersion } from '../../src/knowledge/versions.js';
+import { satisfiesPep440 } from '../../src/util/pep440.js';
 import { compareDotted } from '../../src/util/dotted.js';
 
 /** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
@@ -48,7 +49,7 @@ function isPinnedTorch({ pkg }: UnitPackage): boolean {
 export default defineRule({
   id: 'companion-mismatch',
   description:
-    'torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, vllm, vllm-flash-attn, triton, flash-attn, bitsandbytes, PyG and mmcv builds) belong together',
+    'torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, vllm, vllm-flash-attn, triton, torch-tensorrt, flash-attn, bitsandbytes, PyG and mmcv builds) belong together',
   defaultSeverity: 'error',
   fix: 'safe',
   messages: MESSAGES,
@@ -153,10 +154,11 @@ export default defineRule({
           if (
             !pin ||
             pin.torch === torchVersion ||
-            (pin.abi === 'minor' && minorOf(pin.torch) === minorOf(torchVersion))
+            (pin.requires !== undefined && satisfiesPep440(torchVersion, pin.requires) !== false) ||
+            (pin.requires === undefined && pin.abi === 'minor' && minorOf(pin.torch) === minorOf(torchVersion))
           )
             continue;
-          const expected = pin.abi === 'minor' ? minorOf(pin.torch) : pin.torch;
+          const expected = pin.requires ? pin.torch : pin.abi === 'minor' ? minorOf(pin.torch) : pin.torch;
           report({
             messageId: 'pinnedTorch',
             data: {
@@ -164,8 +166,9 @@ export default defineRule({
               version,
               expected,
               torch: torchVersion,
-              why:
-                pin.abi === 'minor'
+              why: pin.requires
+                ? `${name} ${version} is built against torch ${pin.torch}, and its wheel requires torch${pin.requires} (Requires-Dist); pip would refuse torch ${torchVersion} or replace it.`
+                : pin.abi === 'minor'
                   ? `${name} ${version} is compiled against torch ${expected}: its wheel accepts torch ${torchVersion} (it requires torch>=${pin.torch}), but the import fails ("undefined symbol").`
                   : `${name} ${version} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol").`,
               note: pin.note ?? '',
@@ -300,7 +303,14 @@ function checkLockedRequirement(
 }
 
 /** Packages whose release wheels require one exact torch (companions.json). */
-const EXACT_PINS: ReadonlySet<string> = new Set(['xformers', 'torchtext', 'torchdata', 'vllm-flash-attn', 'vllm']);
+const EXACT_PINS: ReadonlySet<string> = new Set([
+  'xformers',
+  'torchtext',
+  'torchdata',
+  'vllm-flash-attn',
+  'vllm',
+  'torch-tensorrt',
+]);
 
 /**
  * flash-attn's prebuilt wheels name the torch and CUDA they are compiled for in their local version

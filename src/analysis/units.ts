@@ -569,7 +569,13 @@ function machineOf(markers: string | undefined): Machine {
 const CARRIES_TORCH_CUDA: ReadonlySet<string> = new Set(['vllm', 'xformers']);
 
 /** Packages whose exact pin goes with torch releases the knowledge records (companions.json `pins`). */
-const TORCH_BOUND: ReadonlySet<string> = new Set(['triton', 'torchdata', 'torchtext', 'vllm-flash-attn']);
+const TORCH_BOUND: ReadonlySet<string> = new Set([
+  'triton',
+  'torchdata',
+  'torchtext',
+  'vllm-flash-attn',
+  'torch-tensorrt',
+]);
 
 function builtWithTorch(
   file: ParsedFile,

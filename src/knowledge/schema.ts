@@ -121,6 +121,11 @@ export const CompanionPin = z.strictObject({
    * any torch of the minor works and any other fails at import (torchtext 0.18.0).
    */
   abi: z.literal('minor').optional(),
+  /**
+   * The torch its wheel requires (Requires-Dist), where it is a range: `>=2.5.0,<2.6.0` (torch-tensorrt 2.5.0, built
+   * against torch 2.5.0). A torch outside it is refused by pip or replaced; one inside it is what the wheel accepts.
+   */
+  requires: z.string().optional(),
   ...sourced,
 });
 export type CompanionPin = z.infer<typeof CompanionPin>;
