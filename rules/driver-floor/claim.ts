@@ -261,11 +261,20 @@ export function eachClaim(
     const claims = unit.container?.claims ?? unit.claims;
     const compat = compatImage({ claims, packages: unit.container ? [] : unit.packages }, kb);
     const unitReport = heldLess(unit, scope, HELPS, report);
-    for (const claim of claims) {
+    // A lock's torch first: the finding of one CUDA per file is said where its cause is, at torch.
+    for (const claim of torchFirst(claims)) {
       if (claim.kind === 'implied' && claim.index) continue;
       // Each container is judged on its own pools, at its own image line.
-      const key = `${claim.file.path}#${claimCuda(claim)}${unit.container ? `#${unit.container.fact.span.start}` : ''}`;
-      if (!done.has(key) && check(claim, compat, unit, unitReport)) done.add(key);
+      const where = `${claim.file.path}${unit.container ? `#${unit.container.fact.span.start}` : ''}`;
+      const key = `${where}#${claimCuda(claim)}`;
+      // A claim of a major alone (cuda-bindings==13.2.0: "CUDA 13") says no more than a finding already made there of
+      // a release of that major (torch 2.11.0's CUDA 13.0, which needs what every 13.x needs).
+      const major = `${where}#${cudaMajor(claim.cuda)}.x`;
+      if (done.has(key) || (claim.precision === 'major' && done.has(major))) continue;
+      if (check(claim, compat, unit, unitReport)) {
+        done.add(key);
+        done.add(major);
+      }
     }
   };
   const later: Unit[] = [];
@@ -278,6 +287,20 @@ export function eachClaim(
     else judge(unit);
   }
   for (const unit of later) judge(unit);
+}
+
+/**
+ * A unit's claims with a lock's torch before the lock's other packages (stable otherwise): a lock lists the CUDA
+ * libraries torch depends on (nvidia-cuda-cupti-cu12, cuda-bindings) before torch itself.
+ */
+function torchFirst(claims: readonly CudaClaim[]): readonly CudaClaim[] {
+  const locked = (claim: CudaClaim): boolean => claim.package !== undefined && claim.file.kind.endsWith('-lock');
+  const torch = claims.filter((claim) => locked(claim) && claim.package!.name === 'torch');
+  if (torch.length === 0) return claims;
+  const first = claims.findIndex(locked);
+  const rest = claims.filter((claim) => !torch.includes(claim));
+  const at = rest.findIndex(locked);
+  return first < 0 || at < 0 ? claims : [...rest.slice(0, at), ...torch, ...rest.slice(at)];
 }
 
 /** The drafts a check reports, collected instead of reported. */

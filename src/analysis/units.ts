@@ -22,6 +22,7 @@ import {
 } from './claims.js';
 import type { Link } from './links.js';
 import { StageTree } from './stages.js';
+import { lockCompanions } from '../parsers/index.js';
 import { dirname } from './paths.js';
 import { DockerfileIndex } from './dockerfile-index.js';
 import { groupBy } from '../util/collections.js';
@@ -160,6 +161,7 @@ export function buildUnits(
   };
   const units: Unit[] = [];
   let component: Map<ParsedFile, number> | undefined;
+  let paths: ReadonlySet<string> | undefined;
   // `files` is closed under links (every file a link touches is in it), so its own links are all there are.
   const includers = new Map<ParsedFile, ParsedFile[]>();
   for (const from of files) {
@@ -198,7 +200,8 @@ export function buildUnits(
       const covered = new Set(
         selectedContexts(file, via, undefined, projectBeside(file, files)).map((context) => context.variant),
       );
-      units.push(...selectionUnits(file, claimsOf, kb, via.length ? covered : new Set()));
+      const locked = lockCompanions(file.path, file.kind).some((lock) => (paths ??= pathsOf(files)).has(lock));
+      units.push(...selectionUnits(file, claimsOf, kb, via.length ? covered : new Set(), locked));
     } else if (
       format.units === 'file' &&
       !includedElsewhere(file, includers.get(file) ?? [], (component ??= components(files, links)))
@@ -345,6 +348,8 @@ function selectionUnits(
   claimsOf: ClaimsOf,
   kb: KnowledgeBase,
   covered: ReadonlySet<string | undefined>,
+  /** A lock beside the manifest pins what it installs (uv.lock beside pyproject.toml): its ranges are not resolved. */
+  locked = false,
 ): Unit[] {
   const claims = claimsOf(file);
   const units: Unit[] = [];
@@ -364,6 +369,7 @@ function selectionUnits(
           invocations: contexts.map((context) => makeInvocation([{ file, context }])),
           rootPackages: file.packages.filter((pkg) => ids.has(pkg.context)),
           platform: selectionMachine(variant),
+          locked,
         },
         kb,
       ),
@@ -612,6 +618,11 @@ function makeInvocation(members: { file: ParsedFile; context: InstallContext }[]
 
 /** What a unit is made of before its packages are resolved and its target chosen (finishUnit). */
 interface UnitParts {
+  /**
+   * A manifest whose lock is beside it (uv.lock, poetry.lock, pixi.lock): what its ranges install is the lock's pin,
+   * judged in the lock's own units, not today's newest release.
+   */
+  readonly locked?: boolean;
   readonly label: string;
   readonly root: ParsedFile;
   readonly stage?: number;
@@ -750,11 +761,21 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
           !(invocation && flags.get(invocation)?.upgrades) &&
           pinnedWithin(pinned, pkg))
           ? undefined
-          : ((!build && picksTorch(pkg) ? torchRangeClaim(file, pkg, invocation, surroundings, kb) : undefined) ??
+          : ((!build && picksTorch(pkg)
+              ? torchRangeClaim(file, pkg, invocation, surroundings, kb, parts.locked)
+              : undefined) ??
             (pkg.ecosystem === 'apt' ? newestToolkitClaim(file, pkg, surroundings(), kb) : undefined));
       if (unpinned) implied.push(unpinned);
       // An unpinned torch whose build depends on the Python, which the unit does not say: each build it may be.
-      else if (!build && picksTorch(pkg) && pkg.ecosystem === 'pip' && !pkg.exact && !hidden && !kept?.has(pkg)) {
+      else if (
+        !build &&
+        !parts.locked &&
+        picksTorch(pkg) &&
+        pkg.ecosystem === 'pip' &&
+        !pkg.exact &&
+        !hidden &&
+        !kept?.has(pkg)
+      ) {
         const either = newestTorchAlternatives(file, pkg, torchInstall(file, pkg, invocation), surroundings(), kb);
         if (either && !pinnedWithin(pinned, pkg)) (alternatives ??= []).push(either);
       }
@@ -1068,11 +1089,18 @@ function torchRangeClaim(
   invocation: Invocation | undefined,
   surroundings: () => Surroundings,
   kb: KnowledgeBase,
+  /** A lock beside the manifest pins the release (UnitParts.locked): only what every release admitted says. */
+  locked = false,
 ): CudaClaim | undefined {
   return (
     rangedTorchClaim(file, pkg, invocation, kb) ??
-    newestTorchClaim(file, pkg, torchInstall(file, pkg, invocation), surroundings(), kb)
+    (locked ? undefined : newestTorchClaim(file, pkg, torchInstall(file, pkg, invocation), surroundings(), kb))
   );
+}
+
+/** The paths of a check's files (worked out once, where a manifest asks whether its lock is among them). */
+function pathsOf(files: readonly ParsedFile[]): ReadonlySet<string> {
+  return new Set(files.map((file) => file.path));
 }
 
 /** The strongest tier present decides; within it the most common CUDA version, then the earliest claim. */
