@@ -40,7 +40,7 @@ import {
   type StagePythons,
   type Surroundings,
 } from './unpinned.js';
-import { evaluateMarker, MACHINES, type Machine } from '../parsers/markers.js';
+import { evaluateMarker, MACHINES, mayHoldTogether, type Machine } from '../parsers/markers.js';
 import { stronglyConnected } from '../util/graph.js';
 
 /** One pip/conda run: a command or file plus the files it pulls in, sharing index options. */
@@ -652,9 +652,11 @@ function torchInstall(
   file: ParsedFile,
   pkg: PackageFact,
   invocation: Invocation | undefined,
+  specifier?: string,
 ): TorchInstall | undefined {
-  if (!invocation) return undefined;
+  if (!invocation) return specifier !== undefined ? { indexes: [], specifier } : undefined;
   return {
+    ...(specifier !== undefined ? { specifier } : {}),
     indexes: invocation.indexes,
     // uv's first-index strategy, unless the install compares indexes as pip does: the command's (a requirements file
     // `uv pip install -r` reads is resolved by uv).
@@ -695,6 +697,29 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   let pythons: readonly string[] | undefined;
   let notInstalled: Set<PackageFact> | undefined;
   let alternatives: Alternatives[] | undefined;
+  // The requirements of each package an install reads, by invocation (pip combines a package's requirements).
+  const byInvocation = new Map<Invocation | ParsedFile, Map<string, PackageFact[]>>();
+  const samePackage = (
+    invocation: Invocation | undefined,
+    file: ParsedFile,
+    pkg: PackageFact,
+  ): readonly PackageFact[] => {
+    const key = invocation ?? file;
+    let byName = byInvocation.get(key);
+    if (!byName) {
+      byName = new Map();
+      const members = invocation ? invocation.members : file.contexts.map((context) => ({ file, context }));
+      for (const member of members)
+        for (const other of unitPackages(member.file))
+          if (other.ecosystem === 'pip' && member.file.contexts[other.context] === member.context) {
+            const list = byName.get(other.name);
+            if (list) list.push(other);
+            else byName.set(other.name, [other]);
+          }
+      byInvocation.set(key, byName);
+    }
+    return byName.get(pkg.name) ?? [];
+  };
   // A torchvision or torchaudio range with no torch requirement beside it brings the torch its newest release pins:
   // only where nothing else may have put torch there (not a stage built FROM another stage of the file; a base
   // image's own torch pip replaces, as the companion's wheel requires another).
@@ -762,7 +787,15 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
           pinnedWithin(pinned, pkg))
           ? undefined
           : ((!build && picksTorch(pkg)
-              ? torchRangeClaim(file, pkg, invocation, surroundings, kb, parts.locked)
+              ? torchRangeClaim(
+                  file,
+                  pkg,
+                  invocation,
+                  surroundings,
+                  kb,
+                  parts.locked,
+                  combinedSpecifier(pkg, samePackage(invocation, file, pkg)),
+                )
               : undefined) ??
             (pkg.ecosystem === 'apt' ? newestToolkitClaim(file, pkg, surroundings(), kb) : undefined));
       if (unpinned) implied.push(unpinned);
@@ -776,7 +809,13 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
         !hidden &&
         !kept?.has(pkg)
       ) {
-        const either = newestTorchAlternatives(file, pkg, torchInstall(file, pkg, invocation), surroundings(), kb);
+        const either = newestTorchAlternatives(
+          file,
+          pkg,
+          torchInstall(file, pkg, invocation, combinedSpecifier(pkg, samePackage(invocation, file, pkg))),
+          surroundings(),
+          kb,
+        );
         if (either && !pinnedWithin(pinned, pkg)) (alternatives ??= []).push(either);
       }
       const carried = !build ? builtWithTorch(file, pkg, invocation, hidden, kb) : undefined;
@@ -1041,14 +1080,15 @@ function rangedTorchClaim(
   pkg: PackageFact,
   invocation: Invocation | undefined,
   kb: KnowledgeBase,
+  specifier = pkg.specifier,
 ): CudaClaim | undefined {
   if (
     pkg.ecosystem !== 'pip' ||
     pkg.name !== 'torch' ||
     pkg.exact ||
     pkg.url ||
-    !pkg.specifier.trim() ||
-    pkg.specifier.includes('+')
+    !specifier.trim() ||
+    specifier.includes('+')
   )
     return undefined;
   if (
@@ -1057,7 +1097,7 @@ function rangedTorchClaim(
     )
   )
     return undefined;
-  const { majors, releases } = kb.pypiTorchMajors(pkg.specifier.replace(/\s+/g, ''));
+  const { majors, releases } = kb.pypiTorchMajors(specifier.replace(/\s+/g, ''));
   const [major] = majors;
   if (majors.size !== 1 || !major || major === 'cpu' || releases.length === 0) return undefined;
   // Every release the range admits a build of one CUDA (`torch~=2.8.0`, `==2.9.*`: CUDA 12.8): that CUDA, as a pin
@@ -1091,11 +1131,31 @@ function torchRangeClaim(
   kb: KnowledgeBase,
   /** A lock beside the manifest pins the release (UnitParts.locked): only what every release admitted says. */
   locked = false,
+  /** The requirement's specifier with the others of its install that pip combines with it (combinedSpecifier). */
+  specifier = pkg.specifier,
 ): CudaClaim | undefined {
   return (
-    rangedTorchClaim(file, pkg, invocation, kb) ??
-    (locked ? undefined : newestTorchClaim(file, pkg, torchInstall(file, pkg, invocation), surroundings(), kb))
+    rangedTorchClaim(file, pkg, invocation, kb, specifier) ??
+    (locked
+      ? undefined
+      : newestTorchClaim(file, pkg, torchInstall(file, pkg, invocation, specifier), surroundings(), kb))
   );
+}
+
+/**
+ * A requirement's specifier with those of the other requirements of the same package its install reads, which pip
+ * combines into one ("a solution that satisfies both", pypa/pip#8036): `torch<=1.12.1` and `torch` on one
+ * Python (flytekit's dev-requirements.in), `-c constraints.txt` holding `torch<2.5` beside `torch`. Requirements whose
+ * markers cannot hold on one machine are not combined.
+ */
+function combinedSpecifier(pkg: PackageFact, peers: readonly PackageFact[]): string {
+  const parts = [
+    pkg.specifier,
+    ...peers.filter((peer) => peer !== pkg && mayHoldTogether(peer.markers, pkg.markers)).map((peer) => peer.specifier),
+  ]
+    .map((part) => part.replace(/\s+/g, ''))
+    .filter(Boolean);
+  return [...new Set(parts)].join(',');
 }
 
 /** The paths of a check's files (worked out once, where a manifest asks whether its lock is among them). */

@@ -15,6 +15,7 @@ import type { KnowledgeBase, TorchRelease } from '../knowledge/index.js';
 import { cudaFromTag, minorOf } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
 import { satisfiesPep440 } from '../util/pep440.js';
+import { evaluateMarker } from '../parsers/markers.js';
 import { cudaClaim, type CudaClaim } from './claims.js';
 import { cudaFromUrl, isPypiIndex, isPytorchIndex } from './cuda-labels.js';
 import { servedVariant } from './torch-build.js';
@@ -259,6 +260,8 @@ interface PypiPicks {
 
 /** The install an unpinned torch is judged in: its indexes and how its installer picks among them. */
 export interface TorchInstall {
+  /** The requirement's specifier combined with the others of the same package the install reads, where there are. */
+  readonly specifier?: string;
   readonly indexes: readonly IndexFact[];
   readonly firstIndex?: boolean;
   readonly autoBackend?: boolean;
@@ -289,8 +292,14 @@ function pypiPicks(
   // of versions not known here: under uv its torch is taken first, under pip whichever index has the newest version
   // wins. Which build is installed is not known (index-url says so); the index's own CUDA is still compared.
   if (indexes.some((index) => unknownCudaIndex(index))) return undefined;
-  const { versions: pythons, described } = pythonsAround(around, kb);
-  const specifier = pkg.specifier.replace(/\s+/g, '');
+  const all = pythonsAround(around, kb);
+  // The Pythons its marker admits (`torch; python_version<'3.12'` is not installed on 3.12).
+  const markers = pkg.markers?.includes('python_version') ? pkg.markers : undefined;
+  const pythons = markers
+    ? all.versions.filter((python) => evaluateMarker(markers, { values: { python_version: python } }) !== false)
+    : all.versions;
+  const described = pythons.length === all.versions.length ? all.described : pythons.join(', ');
+  const specifier = (install?.specifier ?? pkg.specifier).replace(/\s+/g, '');
   const picks = pythons.map((python) =>
     pkg.name === 'torch'
       ? kb.newestTorchFor(specifier, python)

@@ -12,8 +12,11 @@ export type CondaItem =
 /** What the conda parser needs from an environment file, however it was read. */
 export interface CondaDocument {
   readonly errors: readonly { readonly span: Span; readonly message: string }[];
-  /** `empty` (no content), `map`, or the span of a root that is not a mapping. */
-  readonly root: 'empty' | 'map' | { readonly notMap: Span };
+  /**
+   * `empty` (no content), `map`, or the span of a root that is not a mapping, and whether it is a list of mappings
+   * (`records`: a file of records under an environment's name, never an environment).
+   */
+  readonly root: 'empty' | 'map' | { readonly notMap: Span; readonly records?: boolean };
   /** Items of `channels` when it is a list. */
   readonly channels: readonly (Mapped | undefined)[] | undefined;
   /** Items of `dependencies` when it is a list, or the span of a value that is not one. */
@@ -59,7 +62,13 @@ export function readWithYaml(text: string, source: SourceText): CondaDocument {
   if (!root) return { errors, root: 'empty', channels: undefined, dependencies: undefined };
   if (!isMap(root)) {
     const [start, end] = root.range ?? [0, 0];
-    return { errors, root: { notMap: { start, end } }, channels: undefined, dependencies: undefined };
+    const records = isSeq(root) && root.items.length > 0 && root.items.every((item) => isMap(resolved(item as Node)));
+    return {
+      errors,
+      root: { notMap: { start, end }, ...(records ? { records } : {}) },
+      channels: undefined,
+      dependencies: undefined,
+    };
   }
   const channelsNode = resolved(valueOf(root.items, 'channels'));
   const channels =

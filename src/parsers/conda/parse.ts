@@ -16,6 +16,9 @@ export function parseCondaEnvironment(path: string, text: string): ParsedFile {
   const doc = readCondaDocument(text, source);
   for (const error of doc.errors) sink.problems.push(error);
   if (doc.root === 'empty') return sink.finish(path, 'conda', source);
+  // A list of records (determined's schemas/test_cases/v0/environment.yaml: JSON-schema test cases) under an
+  // environment's name is no environment file, mistyped or not: conda reads only a mapping. Nothing to check.
+  if (doc.root !== 'map' && doc.root.records) return sink.finish(path, 'conda', source);
   if (doc.root !== 'map') {
     sink.problems.push({
       span: doc.root.notMap,
