@@ -18,7 +18,7 @@ import { torchArchEntries } from '../../src/analysis/arch-lists.js';
 import { selectPools } from '../../src/analysis/placement.js';
 import { originRelated, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
-import { cudaMajor, tagFromCuda } from '../../src/knowledge/versions.js';
+import { cudaFromTag, cudaMajor, tagFromCuda } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
 
 interface FleetGpu {
@@ -42,6 +42,11 @@ const HELPS = {
     'torch raises "no kernel image is available for execution on the device" on this GPU. Use a build that includes sm_{{sm}} (compute capability {{cc}} needs CUDA >= {{minCuda}}). Sources: {{sources}}',
   archList:
     'Extensions built with this list carry no kernels for compute capability {{cc}} and fail with "no kernel image is available". Source: {{source}}',
+  tooOldAll: `CUDA {{cuda}} generates no code that runs on these GPUs: neither for them nor for an earlier minor of their major, whose cubins they would run (${BINARY_COMPATIBILITY}).`,
+  noKernelsAll:
+    'torch raises "no kernel image is available for execution on the device" on these GPUs. Use a build that includes their architectures.',
+  droppedAll:
+    'The CUDA majors after their last removed offline compilation and library support for these architectures.',
 };
 
 /** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
@@ -51,6 +56,9 @@ const MESSAGES = {
     '{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpu}} (compute capability {{cc}}); the last CUDA for it is {{last}}.x',
   noKernels: '{{subject}} has no kernels for {{gpu}} (sm_{{sm}}): it is compiled for {{archs}}',
   archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
+  tooOldAll: '{{subject}} uses CUDA {{cuda}}, which has no code for {{gpus}}',
+  noKernelsAll: '{{subject}} has no kernels for {{gpus}}: it is compiled for {{archs}}',
+  droppedAll: '{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpus}}',
   gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}",
 };
 type MessageId = keyof typeof MESSAGES;
@@ -67,7 +75,8 @@ export default defineRule({
     // With pools, every pool's GPUs are checked and a finding is an error only when it holds on every pool.
     const pools = baseline.pools;
     const held = pools.length > 0 ? poolReporter(pools, kb, reportAll) : undefined;
-    const fleetReport: Reporter<MessageId> = held ?? reportAll;
+    const merged = held ? undefined : mergingReporter(reportAll);
+    const fleetReport: Reporter<MessageId> = held ?? merged!;
     // One GPU per compute capability across pools ("V100" in one pool and "Tesla V100" in another are one finding).
     const names =
       pools.length > 0
@@ -142,14 +151,33 @@ export default defineRule({
           }
         }
       }
+      const pins: TorchPin[] = [];
       for (const { file, pkg, build } of unit.packages) {
         if (!build || pkg.name !== 'torch' || build.cpu || !build.cuda || build.missing) continue;
-        const pin = {
+        pins.push({
           file,
           span: pkg.span,
           subject: `torch ${pkg.exact}${pkg.localLabel ? '' : ` (${tagFromCuda(build.cuda)} build)`}`,
           build,
-        };
+        });
+      }
+      // What an unpinned torch or a range installs, where the unit says which release pip takes (one for every Python
+      // it may run: `torch` today is 2.14.0, a cu130 build, whose wheels have no sm_70): judged as that release's pin.
+      for (const claim of unit.claims) {
+        const release = claim.kind === 'implied' && claim.package?.name === 'torch' ? claim.record : undefined;
+        if (!release || !('version' in release) || !claim.newest || claim.newest.includes(' or ')) continue;
+        if (claim.precision !== 'minor' || claim.index) continue;
+        const version = String(release.version);
+        pins.push({
+          file: claim.file,
+          span: claim.span,
+          subject: `${claim.subject} (torch ${version} today, its ${tagFromCuda(claim.cuda)} build on PyPI)`,
+          build: { version, cuda: claim.cuda },
+        });
+      }
+      pins.push(...rangePicks(unit, pins, kb));
+      for (const pin of pins) {
+        const { file, span } = pin;
         for (const gpu of fleet) checkTorchBuild(pin, gpu, kb, report);
         // The pool table says what the finding says: a pool with a GPU the build has no code for does not run it.
         for (const pool of pools) {
@@ -163,7 +191,7 @@ export default defineRule({
             verdict({
               unit: unit.label,
               file,
-              span: pkg.span,
+              span,
               pool: pool.name,
               tier: 'fails',
               reason: misses.map((draft) => formatMessage(MESSAGES[draft.messageId], draft.data ?? {})).join('; '),
@@ -174,8 +202,56 @@ export default defineRule({
     for (const file of files)
       for (const env of file.env) if (env.key === 'TORCH_CUDA_ARCH_LIST') checkArchList(file, env, fleet, fleetReport);
     held?.flush();
+    merged?.flush();
   },
 });
+
+/** The findings said once per place for every GPU they hold for (one cause, one finding: sweeps 18 and 19). */
+const MERGED: Partial<Record<MessageId, MessageId>> = {
+  tooOld: 'tooOldAll',
+  noKernels: 'noKernelsAll',
+  dropped: 'droppedAll',
+};
+
+/**
+ * One draft for the drafts of one place and message about several GPUs (a cu102 torch on A100, H200 and RTX 4090):
+ * the GPUs listed, each with what it needs, and their helps joined. A single draft, or one with a fix, as it is.
+ */
+function mergeDrafts(drafts: readonly Draft<MessageId>[]): Draft<MessageId> {
+  const first = drafts[0]!;
+  const many = MERGED[first.messageId];
+  if (drafts.length === 1 || !many || drafts.some((draft) => draft.fix)) return first;
+  const each = (draft: Draft<MessageId>): string => {
+    const data = draft.data ?? {};
+    if (first.messageId === 'noKernels') return `${String(data.gpu)} (sm_${String(data.sm)})`;
+    if (first.messageId === 'dropped')
+      return `${String(data.gpu)} (compute capability ${String(data.cc)}, last CUDA ${String(data.last)}.x)`;
+    return `${String(data.gpu)} (compute capability ${String(data.cc)}, needs CUDA >= ${String(data.minCuda)})`;
+  };
+  const helps = [...new Set(drafts.map((draft) => helpText(HELPS, draft) ?? ''))].filter(Boolean);
+  return {
+    ...first,
+    messageId: many,
+    data: { ...first.data, gpus: drafts.map(each).join(', ') },
+    help: helps.join(' '),
+    unverified: drafts.some((draft) => draft.unverified === true),
+  };
+}
+
+/** Drafts held until the check is done, then one finding per place and message (mergeDrafts). */
+function mergingReporter(report: Reporter<MessageId>): Reporter<MessageId> & { flush(): void } {
+  const held = new Map<string, Draft<MessageId>[]>();
+  const hold = ((draft: Draft<MessageId>) => {
+    const key = `${draft.file.path}\0${draft.span.start}\0${draft.messageId}\0${draft.severity ?? ''}`;
+    const list = held.get(key);
+    if (list) list.push(draft);
+    else held.set(key, [draft]);
+  }) as Reporter<MessageId> & { flush(): void };
+  hold.flush = () => {
+    for (const drafts of held.values()) report(mergeDrafts(drafts));
+  };
+  return hold;
+}
 
 /** Whether a GPU cannot run a claim's CUDA: a release too old to build for it, or a major that dropped it. */
 function gpuMiss(claim: CudaClaim, gpu: Pick<GpuInfo, 'runsFrom' | 'lastCudaMajor'>): 'tooOld' | 'dropped' | undefined {
@@ -302,7 +378,8 @@ function poolReporter(
       const failing = new Set(drafts.map((draft) => ccOf(String(draft.data?.gpu ?? ''))));
       const hit = pools.filter((pool) => pool.gpus.some((gpu) => failing.has(ccOf(gpu))));
       const clear = pools.filter((pool) => !hit.includes(pool));
-      for (const draft of drafts) {
+      const one = mergeDrafts(drafts);
+      for (const draft of one === drafts[0] ? drafts : [one]) {
         if (clear.length === 0) report(draft);
         else
           report({
@@ -327,12 +404,49 @@ function collectDrafts(check: (probe: Reporter<MessageId>) => void): Draft<Messa
   return drafts;
 }
 
+/**
+ * A torch range in a Dockerfile stage that says every Python it runs (`FROM python:3.12-slim`, `pip install
+ * "torch>=2.4,<2.8"`), from plain PyPI: the release pip takes, the newest the range admits with wheels for that
+ * Python (2.7.1, a cu126 build), as a pin of it. Not where the unit pins torch exactly (that pin decides), where an
+ * index serves it, or where the stage's image ships a torch pip may keep (NGC's PyTorch, pytorch/pytorch).
+ */
+function rangePicks(unit: Unit, judged: readonly TorchPin[], kb: KnowledgeBase): TorchPin[] {
+  const pythons = unit.pythonsRun?.()?.versions;
+  if (!pythons?.length) return [];
+  if (unit.packages.some(({ pkg }) => pkg.name === 'torch' && pkg.exact)) return [];
+  const shipsTorch = unit.claims.some(
+    (claim) =>
+      claim.kind === 'image' &&
+      (claim.image?.repository === 'pytorch/pytorch' ||
+        (claim.image?.registry === 'nvcr.io' && claim.image.repository === 'nvidia/pytorch')),
+  );
+  if (shipsTorch) return [];
+  const pins: TorchPin[] = [];
+  for (const { file, pkg, invocation, build } of unit.packages) {
+    if (build || pkg.name !== 'torch' || pkg.ecosystem !== 'pip' || pkg.exact || pkg.url) continue;
+    if (!pkg.specifier || pkg.specifier.includes('+') || (invocation?.indexes.length ?? 0) > 0) continue;
+    if (judged.some((pin) => pin.file === file && pin.span.start === pkg.span.start)) continue;
+    const specifier = pkg.specifier.replace(/\s+/g, '');
+    const picks = new Set(pythons.map((python) => kb.newestTorchFor(specifier, python)));
+    const [pick] = picks;
+    const cuda = pick?.pypiDefault ? cudaFromTag(pick.pypiDefault) : undefined;
+    if (picks.size !== 1 || !pick || !cuda) continue;
+    pins.push({
+      file,
+      span: pkg.span,
+      subject: `${pkg.rawName}${pkg.specifier} (torch ${pick.version} on this stage's Python, its ${pick.pypiDefault} build on PyPI)`,
+      build: { version: pick.version, cuda },
+    });
+  }
+  return pins;
+}
+
 /** A torch pin of a CUDA build: where it is written, what findings call it, and the build it resolves to. */
 interface TorchPin {
   readonly file: ParsedFile;
   readonly span: { readonly start: number; readonly end: number };
   readonly subject: string;
-  readonly build: TorchBuild;
+  readonly build: Pick<TorchBuild, 'version' | 'cuda'>;
 }
 
 /** Whether the torch build has kernels for the GPU (its compiled architectures), else whether its CUDA can. */

@@ -528,6 +528,24 @@ function withSecrets(text: string, span: Span, resolve: Resolver): Resolver {
       : resolve(name);
 }
 
+/**
+ * BuildKit's automatic platform ARGs, set in the global scope for FROM without a declaration (`FROM
+ * base-${TARGETARCH}`, ollama's Dockerfile: docs.docker.com/build/building/variables/#pre-defined-build-arguments), as
+ * a build on the machine the checker assumes where a file names none (x86_64, src/analysis/units.ts DEFAULT_MACHINE)
+ * sets them;
+ * `--platform` gives them other values (buildArg).
+ */
+const PLATFORM_ARGS: Readonly<Record<string, string>> = {
+  TARGETPLATFORM: 'linux/amd64',
+  TARGETOS: 'linux',
+  TARGETARCH: 'amd64',
+  TARGETVARIANT: '',
+  BUILDPLATFORM: 'linux/amd64',
+  BUILDOS: 'linux',
+  BUILDARCH: 'amd64',
+  BUILDVARIANT: '',
+};
+
 /** A Python-format placeholder at the start of an image: `{base_image}` (not `${VAR}`, not `{{ … }}`). */
 const FORMAT_PLACEHOLDER_START = /^\{[A-Za-z_][A-Za-z0-9_]*\}/;
 /** A Python-format placeholder anywhere in a RUN: `{torch_version}`, not the shell's `${VAR}`. */
@@ -571,10 +589,16 @@ function recordFrom(reading: Reading, instruction: InstructionView, where: FromP
         : `docker build refuses this FROM ("FROM requires either one or three arguments"): it takes an image and, optionally, AS and a stage name${args.length === 3 ? `, but its second word is "${args[1]!.value}"` : `, not ${args.length} words`}`,
     });
   }
-  const commands = splitCommands(
-    joinContinuations(source, imageArg.start, imageArg.end, escape),
-    resolverFor(globals, globals, undefined),
-  );
+  const fromGlobals = resolverFor(globals, globals, undefined);
+  const site = { start: imageArg.start, end: imageArg.end };
+  const commands = splitCommands(joinContinuations(source, imageArg.start, imageArg.end, escape), (name) => {
+    const found = fromGlobals(name);
+    const automatic = found === undefined && Object.hasOwn(PLATFORM_ARGS, name) ? PLATFORM_ARGS[name] : undefined;
+    if (automatic === undefined) return found;
+    const builder = new MappedBuilder();
+    builder.pushSegment(automatic, -1, site);
+    return { value: builder.build(), buildArg: true };
+  });
   const word = commands[0]?.[0];
   if (!word) return;
   const stageName = args.length >= 3 && args[1]!.value.toUpperCase() === 'AS' ? args[2]!.value : undefined;
