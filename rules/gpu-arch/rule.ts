@@ -221,6 +221,9 @@ function mergeDrafts(drafts: readonly Draft<MessageId>[]): Draft<MessageId> {
   const first = drafts[0]!;
   const many = MERGED[first.messageId];
   if (drafts.length === 1 || !many || drafts.some((draft) => draft.fix)) return first;
+  // One GPU said once (two stages of one file judged at the same line name it twice).
+  const gpus = [...new Set(drafts.map((draft) => String(draft.data?.gpu)))];
+  if (gpus.length === 1) return first;
   const each = (draft: Draft<MessageId>): string => {
     const data = draft.data ?? {};
     if (first.messageId === 'noKernels') return `${String(data.gpu)} (sm_${String(data.sm)})`;
@@ -232,7 +235,7 @@ function mergeDrafts(drafts: readonly Draft<MessageId>[]): Draft<MessageId> {
   return {
     ...first,
     messageId: many,
-    data: { ...first.data, gpus: drafts.map(each).join(', ') },
+    data: { ...first.data, gpus: [...new Set(drafts.map(each))].join(', ') },
     help: helps.join(' '),
     unverified: drafts.some((draft) => draft.unverified === true),
   };

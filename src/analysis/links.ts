@@ -40,8 +40,11 @@ export function includeCandidates(file: ParsedFile, include: IncludeFact): strin
   if (include.workdir !== undefined)
     for (const relative of copies.sourcesOf(stage, inWorkdir(include, target)))
       for (const context of contexts) candidates.push(joinRepo(context, relative));
-  for (const relative of copies.sourcesOf(stage, target))
-    for (const context of contexts) candidates.push(joinRepo(context, relative));
+  // A local project's folder is the WORKDIR's where it is known (`WORKDIR /app/sub`, `pip install .`): not the same
+  // name elsewhere in what the stage copied (the project at the build context's root).
+  if (!(include.copiedOnly && include.workdir !== undefined))
+    for (const relative of copies.sourcesOf(stage, target))
+      for (const context of contexts) candidates.push(joinRepo(context, relative));
   if (!target.startsWith('/') && !include.copiedOnly)
     for (const context of contexts) candidates.push(joinRepo(context, target));
   return unique(candidates);

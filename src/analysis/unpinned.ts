@@ -16,6 +16,7 @@ import { cudaFromTag, minorOf } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
 import { satisfiesPep440 } from '../util/pep440.js';
 import { evaluateMarker } from '../parsers/markers.js';
+import { condaAdmits, parseCondaVersionSpec } from './conda-versions.js';
 import { cudaClaim, type CudaClaim } from './claims.js';
 import { cudaFromUrl, isPypiIndex, isPytorchIndex } from './cuda-labels.js';
 import { servedVariant } from './torch-build.js';
@@ -76,6 +77,10 @@ export function surroundingsOf(
     if (named) {
       pythons.add(named);
       condaPythons.add(named);
+    } else if (pkg.specifier) {
+      // A range (`python>=3.8,<3.10`): the environment runs one of the Pythons it admits.
+      const spec = parseCondaVersionSpec(pkg.specifier);
+      for (const python of CONDA_PYTHONS) if (spec && condaAdmits(spec, python)) condaPythons.add(python);
     }
   }
   let unknownPython: string | undefined;
@@ -100,6 +105,9 @@ export function surroundingsOf(
     ...(scripted.some((python) => !python.beside) ? { scripted: true } : {}),
   };
 }
+
+/** The CPython minors a conda `python` range is matched against (3.6 to the newest torch publishes wheels for). */
+const CONDA_PYTHONS = ['3.6', '3.7', '3.8', '3.9', '3.10', '3.11', '3.12', '3.13', '3.14'];
 
 /** The distribution an image names (`nvidia/cuda:12.4.1-devel-ubuntu22.04` → ubuntu 22.04), where it does. */
 function distributionOf(images: readonly ImageFact[], kb: KnowledgeBase): { os?: string; osVersion?: string } {

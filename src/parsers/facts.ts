@@ -549,6 +549,17 @@ export class FactSink {
     this.replaceInclude(context, fact, { ...fact, cloned });
   }
 
+  /** An include whose path a RUN's `cd` moved (`cd sub && pip install .`: sub/pyproject.toml). */
+  moveInclude(context: ContextDraft, fact: IncludeFact, target: string): void {
+    this.replaceInclude(context, fact, { ...fact, target });
+  }
+
+  /** An include whose folder the RUN chose by a value only known when it runs (`cd "$DIR" && pip install .`). */
+  dropUnknownInclude(context: ContextDraft, fact: IncludeFact, reason: string): void {
+    this.replaceInclude(context, fact, undefined);
+    this.unresolved.push({ span: fact.span, text: fact.target, reason });
+  }
+
   /** An include, in the file's list and in its context's, replaced by another or (undefined) taken out. */
   private replaceInclude(context: ContextDraft, fact: IncludeFact, by: IncludeFact | undefined): void {
     for (const list of [this.includes, context.includes]) {

@@ -1,7 +1,7 @@
 import { inContext, packageFact, type FactSink, type IndexKind, type ContextDraft } from './facts.js';
 import { parseMatchSpec } from './conda/match-spec.js';
 import { optionSpec, splitOption } from './pip-options.js';
-import { isLocalProject, normalizePythonName, parsePythonRequirement } from './python-requirement.js';
+import { isLocalProject, normalizePythonName, parsePythonRequirement, vcsBuild } from './python-requirement.js';
 import { addRequirementsContext } from './requirements/parse.js';
 import type { Command, Resolver, Word } from './shell.js';
 import type { Span } from './source.js';
@@ -985,6 +985,8 @@ function recordPipRequirement(sink: FactSink, word: Word, context: ContextDraft)
   // `"${EXTRA}"` where EXTRA is empty (`ARG EXTRA=""`, used under `if [ -n "$EXTRA" ]`): an empty argument, no package.
   if (word.text === '') return;
   const result = parsePythonRequirement(word.mapped);
+  const vcs = result.ok ? vcsBuild(result.fact) : undefined;
+  if (vcs) sink.unresolved.push({ span: word.span, text: word.text, reason: vcs });
   if (result.ok) sink.packages.push(inContext(result.fact, context.id));
   else if (word.span.end - word.span.start > word.text.length + 2)
     // Written longer than it reads, past its quotes: a variable made it (`vllm-omni==${VERSION}` with `ARG

@@ -8,6 +8,41 @@ import type { Mapped } from './mapped.js';
  */
 export const TORCH_FAMILY: ReadonlySet<string> = new Set(['torch', 'torchvision', 'torchaudio']);
 
+/**
+ * Packages whose build carries CUDA code compiled against a torch and a CUDA: installed from a version-control
+ * address (`git+https://github.com/vllm-project/vllm.git`), they are built from that repository's source when the
+ * install runs, and which torch and CUDA they pin is only known then.
+ */
+const BUILT_AGAINST_CUDA: ReadonlySet<string> = new Set([
+  ...TORCH_FAMILY,
+  'vllm',
+  'sglang',
+  'xformers',
+  'flash-attn',
+  'flashinfer-python',
+  'triton',
+  'deepspeed',
+  'apex',
+  'bitsandbytes',
+  'mamba-ssm',
+  'causal-conv1d',
+  'transformer-engine',
+  'torch-tensorrt',
+  'tensorrt-llm',
+]);
+
+/**
+ * Why what a requirement installs is not known, where it names a package built against CUDA by a version-control
+ * address without a revision (pip's `git+`, `hg+`, `svn+`, `bzr+` URLs, `@<ref>` naming one:
+ * pip.pypa.io/en/stable/topics/vcs-support/); else undefined.
+ */
+export function vcsBuild(fact: { readonly name: string; readonly url?: string }): string | undefined {
+  if (!fact.url || !/^(?:git|hg|svn|bzr)\+/i.test(fact.url) || !BUILT_AGAINST_CUDA.has(fact.name)) return undefined;
+  // A revision named (`@v0.0.28.post3`, `@<commit>`) is a fixed source; only the head of a branch moves.
+  if (/^[a-z+]+:\/\/[^#]*?\/[^/#]+@[^/#]+(?:#|$)/i.test(fact.url)) return undefined;
+  return `${fact.name} is built from the head of that repository's default branch when the install runs: which torch and CUDA it pins is only known then (pin a release, or a commit whose requirements you check)`;
+}
+
 /** PEP 503 normalisation: `Torch_Vision` and `torch.vision` both become `torch-vision`. */
 export function normalizePythonName(name: string): string {
   // Most names are written normalised already; the test is cheaper than lower-casing and replacing.

@@ -120,6 +120,19 @@ export class Clones {
    */
   startRun(workdir?: string): void {
     this.cwd = workdir === undefined ? '' : normalFolder(workdir);
+    this.start = this.cwd;
+  }
+
+  /** Where the RUN started (its WORKDIR, or ''). */
+  private start = '';
+
+  /**
+   * A relative path an install names, where the RUN's `cd` moved from where it started: the path from the new folder
+   * (absolute where the WORKDIR is known); null where the shell decides the folder; undefined where it has not moved.
+   */
+  moved(path: string): string | null | undefined {
+    if (this.cwd === this.start || posix.isAbsolute(path)) return undefined;
+    return this.resolve(path) ?? null;
   }
 
   add(stage: number, clone: Clone): void {

@@ -783,11 +783,24 @@ function recordRun(
         continue;
       }
       recordInstallCommand(sink, words, stage, resolve);
-      // `git clone URL tool && pip install -r tool/requirements.txt`: the clone's file.
+      // `git clone URL tool && pip install -r tool/requirements.txt`: the clone's file. `cd sub && pip install .`: the
+      // project in sub/, not the one at the build context's root (InternEvo's third_party extensions).
       for (const context of sink.contexts.slice(before))
         for (const include of [...context.includes]) {
           const clone = clones.cloneOf(stage, include.target);
-          if (clone) sink.markCloned(context, include, clone);
+          if (clone) {
+            sink.markCloned(context, include, clone);
+            continue;
+          }
+          if (!include.copiedOnly) continue;
+          const moved = clones.moved(include.target);
+          if (moved === null)
+            sink.dropUnknownInclude(
+              context,
+              include,
+              "the project installed here is in the folder the RUN's cd chose, which is only known when the build runs",
+            );
+          else if (moved !== undefined) sink.moveInclude(context, include, moved === '' ? include.target : moved);
         }
       // `-r /dev/stdin <<EOF`, or `-r` of a file a here-document of this stage wrote: its lines are read here.
       for (const context of sink.contexts.slice(before))

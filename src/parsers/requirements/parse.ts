@@ -2,7 +2,7 @@ import { FactSink, inContext, type IndexKind, type ContextDraft, type ParsedFile
 import { SourceText, type Span } from '../source.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
 import { optionSpec, REQUIREMENTS_FILE_OPTIONS, splitOption } from '../pip-options.js';
-import { isLocalProject, parsePythonRequirement, truncate } from '../python-requirement.js';
+import { isLocalProject, parsePythonRequirement, truncate, vcsBuild } from '../python-requirement.js';
 import { findSuppressions } from '../suppressions.js';
 
 /** Options that affect the whole pip run even when written in a requirements file. */
@@ -95,6 +95,8 @@ export function parseRequirementLine(sink: FactSink, line: Mapped, context: Cont
       `pip ignores index options written on a requirement line (here after ${truncate(requirement.text, 30)}); put them on a line of their own`,
     );
   sink.packages.push(inContext(result.fact, context.id, hashes));
+  const vcs = vcsBuild(result.fact);
+  if (vcs) sink.unresolved.push({ span: result.fact.span, text: requirement.text, reason: vcs });
 }
 
 /** Returns the number of `--hash` options seen. */
