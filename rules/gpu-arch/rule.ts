@@ -425,10 +425,11 @@ function rangePicks(unit: Unit, judged: readonly TorchPin[], kb: KnowledgeBase):
   );
   if (shipsTorch) return [];
   const pins: TorchPin[] = [];
+  const at = new Set(judged.map((pin) => `${pin.file.path}\0${pin.span.start}`));
   for (const { file, pkg, invocation, build } of unit.packages) {
     if (build || pkg.name !== 'torch' || pkg.ecosystem !== 'pip' || pkg.exact || pkg.url) continue;
     if (!pkg.specifier || pkg.specifier.includes('+') || (invocation?.indexes.length ?? 0) > 0) continue;
-    if (judged.some((pin) => pin.file === file && pin.span.start === pkg.span.start)) continue;
+    if (at.has(`${file.path}\0${pkg.span.start}`)) continue;
     const specifier = pkg.specifier.replace(/\s+/g, '');
     const picks = new Set(pythons.map((python) => kb.newestTorchFor(specifier, python)));
     const [pick] = picks;

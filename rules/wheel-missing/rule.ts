@@ -52,6 +52,8 @@ const HELPS = {
   noCuda: '{{note}}. Source: {{source}}',
   noPython:
     "torch {{version}}'s wheels are for Python {{range}} only, so pip finds no matching distribution. Install a Python it supports, or pin a release that has wheels for yours{{instead}}. Source: {{source}}",
+  noPythonRange:
+    'The releases it admits ({{releases}}) have wheels for Python {{ranges}} only, so pip finds no matching distribution. Install a Python they support, or widen the range{{instead}}. Source: {{source}}',
 };
 
 /** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
@@ -75,6 +77,7 @@ const MESSAGES = {
     'cudatoolkit does not select the CUDA build of pytorch {{version}}: from 1.13 the pytorch channel selects it with pytorch-cuda',
   noCuda: '{{subject}} names CUDA {{cuda}}, which NVIDIA never released',
   noPython: '{{name}} {{version}} has no wheel for {{pythons}}{{which}}',
+  noPythonRange: '{{name}}{{specifier}} admits no release with a wheel for {{pythons}}{{which}}',
 };
 type MessageId = keyof typeof MESSAGES;
 
@@ -95,10 +98,69 @@ export default defineRule({
       }
       checkConda(unit, kb, report);
       checkNeverReleased(unit, kb, report);
-      if (unit.pythonsRun) checkPython(unit, unit.pythonsRun, kb, report);
+      if (unit.pythonsRun) {
+        checkPython(unit, unit.pythonsRun, kb, report);
+        checkPythonRange(unit, unit.pythonsRun, kb, report);
+      }
     }
   },
 });
+
+/** The first two of a list and the last, for a message (`>=3.8; >=3.8,<3.12; …; >=3.10`). */
+const listed = (items: readonly string[]): string =>
+  items.length > 3 ? `${items.slice(0, 2).join('; ')}; …; ${items.at(-1)}` : items.join('; ');
+
+/**
+ * A torch range none of whose releases has a wheel for any Python the stage's (or environment's) pip may run with
+ * (`FROM python:3.7`, `pip install "torch>=2.0"`: torch 2.0 needs 3.8): pip finds no matching distribution. Only from
+ * plain PyPI, where nothing else pins torch and the image ships none pip may keep, and where the knowledge base
+ * records every admitted release's Pythons.
+ */
+function checkPythonRange(
+  unit: Unit,
+  pythonsRun: NonNullable<Unit['pythonsRun']>,
+  kb: KnowledgeBase,
+  report: Reporter<MessageId>,
+): void {
+  if (unit.packages.some(({ pkg }) => pkg.name === 'torch' && pkg.exact)) return;
+  const shipsTorch = unit.claims.some(
+    (claim) =>
+      claim.kind === 'image' &&
+      (claim.image?.repository === 'pytorch/pytorch' ||
+        (claim.image?.registry === 'nvcr.io' && claim.image.repository === 'nvidia/pytorch')),
+  );
+  if (shipsTorch) return;
+  for (const { file, pkg, invocation, build } of unit.packages) {
+    if (build || pkg.ecosystem !== 'pip' || pkg.name !== 'torch' || pkg.exact || pkg.url || !pkg.specifier) continue;
+    if (pkg.specifier.includes('+') || (invocation?.indexes.length ?? 0) > 0) continue;
+    const releases = kb.pypiTorchMajors(pkg.specifier.replace(/\s+/g, '')).releases;
+    if (releases.length === 0 || releases.some((release) => !release.python)) continue;
+    const pythons = pythonsRun();
+    if (!pythons) continue;
+    if (releases.some((release) => pythons.versions.some((python) => kb.torchSupportsPython(release, python))))
+      continue;
+    const instead = kb.newestTorchFor('', pythons.versions[0]!);
+    const versions = releases.map((release) => release.version);
+    report({
+      messageId: 'noPythonRange',
+      data: {
+        name: pkg.rawName,
+        specifier: pkg.specifier,
+        pythons: `${pythons.versions.length > 1 ? 'any of ' : ''}Python ${pythons.described}`,
+        which:
+          pythons.versions.length > 1
+            ? ''
+            : `, the only Python this ${unit.stage === undefined ? 'environment' : 'stage'}'s pip runs with`,
+        releases: versions.length > 3 ? `${versions[0]} to ${versions.at(-1)}` : versions.join(', '),
+        ranges: listed([...new Set(releases.map((release) => release.python!))]),
+        instead: instead ? ` (torch ${instead.version} is the newest with wheels for ${pythons.versions[0]})` : '',
+        source: cite(releases.at(-1)!),
+      },
+      file,
+      span: pkg.span,
+    });
+  }
+}
 
 /**
  * A torch pin whose release has no wheel for any Python the stage's pip may run with (`torch==2.7.1` on Ubuntu 20.04's
@@ -132,7 +194,10 @@ function checkPython(
         name: pkg.rawName,
         version: build.version,
         pythons: `${pythons.versions.length > 1 ? 'any of ' : ''}Python ${pythons.described}`,
-        which: pythons.versions.length > 1 || named ? '' : ", the only Python this stage's pip runs with",
+        which:
+          pythons.versions.length > 1 || named
+            ? ''
+            : `, the only Python this ${unit.stage === undefined ? 'environment' : 'stage'}'s pip runs with`,
         range: release.python,
         instead: instead
           ? ` (torch ${instead.version} is the newest with a ${tag} build for ${pythons.versions.join(' and ')})`

@@ -647,6 +647,13 @@ interface UnitParts {
   readonly platform?: Machine;
 }
 
+/** The Pythons a conda environment file names for itself (`python=3.7`, `python>=3.8,<3.10`), where it does. */
+function condaEnvironmentPythons(around: Surroundings): StagePythons | undefined {
+  const pythons = around.condaPythons;
+  if (!pythons?.length || around.images.length > 0 || around.base || around.unknownPython) return undefined;
+  return { versions: pythons, described: `${pythons.join(', ')} (the environment's python)` };
+}
+
 /** How an unpinned torch's install picks among its indexes (newestTorchClaim). */
 function torchInstall(
   file: ParsedFile,
@@ -846,7 +853,26 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   ];
   const target = chooseTarget(claims);
   const more = alternatives ? { alternatives } : {};
-  if (stage === undefined) return { label, root, stage, files, claims, target, packages, invocations, ...more };
+  if (stage === undefined) {
+    // A conda environment that names its Python runs its `pip:` list with it (and only with it): wheel-missing judges
+    // a torch pin by it, as it does a Dockerfile stage's.
+    const environment =
+      root.kind === 'conda' && root.packages.some((pkg) => pkg.name === 'python' && pkg.ecosystem === 'conda')
+        ? condaEnvironmentPythons(surroundings())
+        : undefined;
+    return {
+      label,
+      root,
+      stage,
+      files,
+      claims,
+      target,
+      packages,
+      invocations,
+      ...more,
+      ...(environment ? { pythonsRun: () => environment } : {}),
+    };
+  }
   let runs: StagePythons | null | undefined;
   const pythonsRun = (): StagePythons | undefined => {
     runs ??= (parts.copiesEnvironment?.() ? undefined : stagePythons(surroundings(), kb)) ?? null;
@@ -1149,14 +1175,31 @@ function torchRangeClaim(
  * markers cannot hold on one machine are not combined.
  */
 function combinedSpecifier(pkg: PackageFact, peers: readonly PackageFact[]): string {
-  const parts = [
-    pkg.specifier,
-    ...peers.filter((peer) => peer !== pkg && mayHoldTogether(peer.markers, pkg.markers)).map((peer) => peer.specifier),
-  ]
-    .map((part) => part.replace(/\s+/g, ''))
-    .filter(Boolean);
-  return [...new Set(parts)].join(',');
+  if (peers.length <= 1) return pkg.specifier;
+  // Worked out once per list of peers and marker: a file of many requirements of one package asks for each of them.
+  let byMarkers = COMBINED.get(peers);
+  if (!byMarkers) COMBINED.set(peers, (byMarkers = new Map()));
+  const key = pkg.markers ?? '';
+  let combined = byMarkers.get(key);
+  if (combined === undefined) {
+    const parts = new Set<string>();
+    for (const peer of peers)
+      if (peer === pkg || mayHoldTogether(peer.markers, pkg.markers)) {
+        const part = peer.specifier.replace(/\s+/g, '');
+        if (part) parts.add(part);
+      }
+    // Past a few requirements of one package (real files have two or three), each its own: a generated file of
+    // thousands would make a specifier of thousands of clauses, asked about once per requirement.
+    byMarkers.set(key, (combined = parts.size > MAX_COMBINED ? '' : [...parts].sort().join(',')));
+  }
+  return combined || pkg.specifier;
 }
+
+/** The most distinct specifiers of one package combined (combinedSpecifier). */
+const MAX_COMBINED = 8;
+
+/** combinedSpecifier's answers, by the list of a package's requirements in one install and by marker. */
+const COMBINED = new WeakMap<readonly PackageFact[], Map<string, string>>();
 
 /** The paths of a check's files (worked out once, where a manifest asks whether its lock is among them). */
 function pathsOf(files: readonly ParsedFile[]): ReadonlySet<string> {
