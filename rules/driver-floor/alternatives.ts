@@ -46,10 +46,7 @@ export function checkAlternatives(
   for (const unit of units) {
     const all = unit.container ? unit.container.alternatives : unit.alternatives;
     if (!all || (!unit.container && unit.stage === undefined && unit.root.library)) continue;
-    const compat = compatImage(
-      { claims: unit.container?.claims ?? unit.claims, packages: unit.container ? [] : unit.packages },
-      kb,
-    );
+    const compat = compatImage(unit, kb);
     for (const either of all) {
       const first = either.claims[0]!;
       const key = `${first.file.path}#${first.span.start}`;

@@ -28,12 +28,13 @@ export const FORWARD = 'https://docs.nvidia.com/deploy/cuda-compatibility/forwar
  * the knowledge base reads the CUDA of (vLLM, SGLang, Ray, runpod: each built FROM an nvidia/cuda image, whose
  * cuda-compat it keeps; images.json `vendor`). Forward compatibility is possible there.
  */
-export function compatImage(unit: Pick<Unit, 'claims'> & Partial<Pick<Unit, 'packages'>>, kb: KnowledgeBase): boolean {
+export function compatImage(unit: Pick<Unit, 'claims' | 'packages' | 'container'>, kb: KnowledgeBase): boolean {
   // A stage that installs NVIDIA's forward-compatibility package itself (`apt-get install cuda-compat-13-2`, as the
   // GPU Operator's image does: docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html, "Installing the
-  // cuda-compat package").
-  if (unit.packages?.some(({ pkg }) => pkg.ecosystem === 'apt' && CUDA_COMPAT.test(pkg.name))) return true;
-  return unit.claims.some((claim) => {
+  // cuda-compat package"). A container runs its image's claims (those of the Dockerfile that builds it).
+  if (!unit.container && unit.packages.some(({ pkg }) => pkg.ecosystem === 'apt' && CUDA_COMPAT.test(pkg.name)))
+    return true;
+  return (unit.container?.claims ?? unit.claims).some((claim) => {
     const image = claim.kind === 'image' ? claim.image : undefined;
     if (!image) return false;
     if (kb.isNvidiaCuda(image.registry, image.repository)) return true;
@@ -259,7 +260,7 @@ export function eachClaim(
   const done = new Set<string>();
   const judge = (unit: Unit): void => {
     const claims = unit.container?.claims ?? unit.claims;
-    const compat = compatImage({ claims, packages: unit.container ? [] : unit.packages }, kb);
+    const compat = compatImage(unit, kb);
     const unitReport = heldLess(unit, scope, HELPS, report);
     // A lock's torch first: the finding of one CUDA per file is said where its cause is, at torch.
     for (const claim of torchFirst(claims)) {

@@ -408,29 +408,17 @@ function collectDrafts(check: (probe: Reporter<MessageId>) => void): Draft<Messa
 }
 
 /**
- * A torch range in a Dockerfile stage that says every Python it runs (`FROM python:3.12-slim`, `pip install
- * "torch>=2.4,<2.8"`), from plain PyPI: the release pip takes, the newest the range admits with wheels for that
- * Python (2.7.1, a cu126 build), as a pin of it. Not where the unit pins torch exactly (that pin decides), where an
- * index serves it, or where the stage's image ships a torch pip may keep (NGC's PyTorch, pytorch/pytorch).
+ * A torch range of a unit that says every Python it runs (`FROM python:3.12-slim`, `pip install "torch>=2.4,<2.8"`),
+ * from plain PyPI and decided by nothing else in the unit (Unit.torchRanges): the release pip takes, the newest the
+ * range admits with wheels for that Python (2.7.1, a cu126 build), as a pin of it.
  */
 function rangePicks(unit: Unit, judged: readonly TorchPin[], kb: KnowledgeBase): TorchPin[] {
-  const pythons = unit.pythonsRun?.()?.versions;
+  const pythons = unit.torchRanges ? unit.pythonsRun?.()?.versions : undefined;
   if (!pythons?.length) return [];
-  if (unit.packages.some(({ pkg }) => pkg.name === 'torch' && pkg.exact)) return [];
-  const shipsTorch = unit.claims.some(
-    (claim) =>
-      claim.kind === 'image' &&
-      (claim.image?.repository === 'pytorch/pytorch' ||
-        (claim.image?.registry === 'nvcr.io' && claim.image.repository === 'nvidia/pytorch')),
-  );
-  if (shipsTorch) return [];
   const pins: TorchPin[] = [];
   const at = new Set(judged.map((pin) => `${pin.file.path}\0${pin.span.start}`));
-  for (const { file, pkg, invocation, build } of unit.packages) {
-    if (build || pkg.name !== 'torch' || pkg.ecosystem !== 'pip' || pkg.exact || pkg.url) continue;
-    if (!pkg.specifier || pkg.specifier.includes('+') || (invocation?.indexes.length ?? 0) > 0) continue;
+  for (const { file, pkg, specifier } of unit.torchRanges!) {
     if (at.has(`${file.path}\0${pkg.span.start}`)) continue;
-    const specifier = pkg.specifier.replace(/\s+/g, '');
     const picks = new Set(pythons.map((python) => kb.newestTorchFor(specifier, python)));
     const [pick] = picks;
     const cuda = pick?.pypiDefault ? cudaFromTag(pick.pypiDefault) : undefined;

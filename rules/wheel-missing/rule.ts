@@ -112,9 +112,9 @@ const listed = (items: readonly string[]): string =>
 
 /**
  * A torch range none of whose releases has a wheel for any Python the stage's (or environment's) pip may run with
- * (`FROM python:3.7`, `pip install "torch>=2.0"`: torch 2.0 needs 3.8): pip finds no matching distribution. Only from
- * plain PyPI, where nothing else pins torch and the image ships none pip may keep, and where the knowledge base
- * records every admitted release's Pythons.
+ * (`FROM python:3.7`, `pip install "torch>=2.0"`: torch 2.0 needs 3.8): pip finds no matching distribution. Only for
+ * the ranges nothing else in the unit decides, from plain PyPI (Unit.torchRanges), and where the knowledge base records
+ * every admitted release's Pythons.
  */
 function checkPythonRange(
   unit: Unit,
@@ -122,18 +122,8 @@ function checkPythonRange(
   kb: KnowledgeBase,
   report: Reporter<MessageId>,
 ): void {
-  if (unit.packages.some(({ pkg }) => pkg.name === 'torch' && pkg.exact)) return;
-  const shipsTorch = unit.claims.some(
-    (claim) =>
-      claim.kind === 'image' &&
-      (claim.image?.repository === 'pytorch/pytorch' ||
-        (claim.image?.registry === 'nvcr.io' && claim.image.repository === 'nvidia/pytorch')),
-  );
-  if (shipsTorch) return;
-  for (const { file, pkg, invocation, build } of unit.packages) {
-    if (build || pkg.ecosystem !== 'pip' || pkg.name !== 'torch' || pkg.exact || pkg.url || !pkg.specifier) continue;
-    if (pkg.specifier.includes('+') || (invocation?.indexes.length ?? 0) > 0) continue;
-    const releases = kb.pypiTorchMajors(pkg.specifier.replace(/\s+/g, '')).releases;
+  for (const { file, pkg, specifier } of unit.torchRanges ?? []) {
+    const releases = kb.pypiTorchMajors(specifier).releases;
     if (releases.length === 0 || releases.some((release) => !release.python)) continue;
     const pythons = pythonsRun();
     if (!pythons) continue;

@@ -493,7 +493,7 @@ export function imageWithoutCuda(image: ImageFact, kb: KnowledgeBase): string | 
   const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
   const os = kb.osImage(name);
   if (os)
-    return `a minimal OS image with no CUDA of its own (${os.source[image.registry === 'gcr.io' ? 1 : 0]!.split(' ')[0]})`;
+    return `a minimal OS image with no CUDA of its own (${os.source.map((source) => source.split(' ')[0]).join(', ')})`;
   const redHat = kb.redHatPythonImage(name);
   if (redHat)
     return `one of Red Hat's Python images, RHEL with Python and build tools and no CUDA of its own (${redHat.source[0]!.split(' ')[0]})`;

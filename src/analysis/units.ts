@@ -81,6 +81,18 @@ export interface Unit {
   readonly pythonsRun?: () => StagePythons | undefined;
   /** Installs whose CUDA depends on what the unit does not say: each build they may be (not among `claims`). */
   readonly alternatives?: readonly Alternatives[];
+  /** Its torch ranges from plain PyPI that nothing else in the unit decides (a pin, a kept torch, a lock). */
+  readonly torchRanges?: readonly TorchRange[];
+}
+
+/**
+ * A torch requirement of a range (or of no version) whose release is pip's pick from plain PyPI: its specifier combined
+ * with the other requirements of torch its install reads.
+ */
+export interface TorchRange {
+  readonly file: ParsedFile;
+  readonly pkg: PackageFact;
+  readonly specifier: string;
 }
 
 /**
@@ -704,6 +716,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   let pythons: readonly string[] | undefined;
   let notInstalled: Set<PackageFact> | undefined;
   let alternatives: Alternatives[] | undefined;
+  let torchRanges: TorchRange[] | undefined;
   // The requirements of each package an install reads, by invocation (pip combines a package's requirements).
   const byInvocation = new Map<Invocation | ParsedFile, Map<string, PackageFact[]>>();
   const samePackage = (
@@ -784,47 +797,48 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       // Not where an earlier command of the stage installed a torch that pip may keep (kept).
       // Nor where the unit pins the package to a version the range admits (an extra's `torch==2.7.1` beside the
       // project's `torch>=1.13.1`, a constraints file's pin): pip resolves them to one version, that one.
-      const unpinned =
+      const decided =
         hidden ||
         kept?.has(pkg) ||
         (!pkg.exact &&
           pkg.ecosystem === 'pip' &&
           !context?.replacesInstalled &&
           !(invocation && flags.get(invocation)?.upgrades) &&
-          pinnedWithin(pinned, pkg))
-          ? undefined
-          : ((!build && picksTorch(pkg)
-              ? torchRangeClaim(
-                  file,
-                  pkg,
-                  invocation,
-                  surroundings,
-                  kb,
-                  parts.locked,
-                  combinedSpecifier(pkg, samePackage(invocation, file, pkg)),
-                )
-              : undefined) ??
-            (pkg.ecosystem === 'apt' ? newestToolkitClaim(file, pkg, surroundings(), kb) : undefined));
+          pinnedWithin(pinned, pkg));
+      // What pip takes for a range of torch (or of a companion that brings it), with the other requirements of the
+      // package its install reads.
+      const picked = !build && !decided && picksTorch(pkg);
+      const specifier = picked ? combinedSpecifier(pkg, samePackage(invocation, file, pkg)) : pkg.specifier;
+      const unpinned = decided
+        ? undefined
+        : ((picked ? torchRangeClaim(file, pkg, invocation, surroundings, kb, parts.locked, specifier) : undefined) ??
+          (pkg.ecosystem === 'apt' ? newestToolkitClaim(file, pkg, surroundings(), kb) : undefined));
       if (unpinned) implied.push(unpinned);
       // An unpinned torch whose build depends on the Python, which the unit does not say: each build it may be.
-      else if (
-        !build &&
-        !parts.locked &&
-        picksTorch(pkg) &&
-        pkg.ecosystem === 'pip' &&
-        !pkg.exact &&
-        !hidden &&
-        !kept?.has(pkg)
-      ) {
+      else if (picked && !parts.locked && pkg.ecosystem === 'pip' && !pkg.exact) {
         const either = newestTorchAlternatives(
           file,
           pkg,
-          torchInstall(file, pkg, invocation, combinedSpecifier(pkg, samePackage(invocation, file, pkg))),
+          torchInstall(file, pkg, invocation, specifier),
           surroundings(),
           kb,
         );
-        if (either && !pinnedWithin(pinned, pkg)) (alternatives ??= []).push(either);
+        if (either) (alternatives ??= []).push(either);
       }
+      // A torch range from plain PyPI that nothing else in the unit decides: the rules that know the unit's Pythons
+      // work out the release pip takes (gpu-arch its kernels, wheel-missing whether any has a wheel for them).
+      if (
+        picked &&
+        !parts.locked &&
+        pkg.name === 'torch' &&
+        pkg.ecosystem === 'pip' &&
+        !pkg.exact &&
+        !pkg.url &&
+        specifier &&
+        !specifier.includes('+') &&
+        (invocation?.indexes.length ?? 0) === 0
+      )
+        (torchRanges ??= []).push({ file, pkg, specifier: specifier.replace(/\s+/g, '') });
       const carried = !build ? builtWithTorch(file, pkg, invocation, hidden, kb) : undefined;
       if (carried) implied.push(carried);
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
@@ -852,7 +866,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
     ...implied,
   ];
   const target = chooseTarget(claims);
-  const more = alternatives ? { alternatives } : {};
+  const more = { ...(alternatives ? { alternatives } : {}), ...(torchRanges ? { torchRanges } : {}) };
   if (stage === undefined) {
     // A conda environment that names its Python runs its `pip:` list with it (and only with it): wheel-missing judges
     // a torch pin by it, as it does a Dockerfile stage's.
@@ -881,14 +895,6 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   return { label, root, stage, files, claims, target, packages, invocations, ...more, pythonsRun };
 }
 
-/**
- * The torch requirements of a Dockerfile stage that pip may answer with the torch an earlier command of the stage
- * installed: a range (or no version) installed after another torch install, by a command that does not replace what
- * is installed (no `-U`, `--force-reinstall`, `-I`). pip and uv keep an installed version that satisfies the
- * requirement ("Requirement already satisfied"; pip's user guide, "Satisfying requirements"), so which torch the stage
- * ends with is the earlier one's, unless that one is an exact version the range excludes. What the range would take
- * from PyPI is then no certain claim.
- */
 /** A torch requirement whose version the check cannot know (`torch==$(cat version.txt)`, `torch==${V}`). */
 const UNRESOLVED_TORCH = /^["']?torch(?![\w.-])/i;
 
@@ -907,6 +913,14 @@ function unresolvedTorch(root: ParsedFile): readonly number[] {
 
 const UNRESOLVED_TORCH_STARTS = new WeakMap<ParsedFile, readonly number[]>();
 
+/**
+ * The torch requirements of a Dockerfile stage that pip may answer with the torch an earlier command of the stage
+ * installed: a range (or no version) installed after another torch install, by a command that does not replace what
+ * is installed (no `-U`, `--force-reinstall`, `-I`). pip and uv keep an installed version that satisfies the
+ * requirement ("Requirement already satisfied"; pip's user guide, "Satisfying requirements"), so which torch the stage
+ * ends with is the earlier one's, unless that one is an exact version the range excludes. What the range would take
+ * from PyPI is then no certain claim.
+ */
 function keptTorch(
   root: ParsedFile,
   stage: number,
