@@ -17,6 +17,7 @@ import type { Fix, TextEdit } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../../src/knowledge/index.js';
 import { cudaFromTag, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
 import { defineRule, formatMessage, type Reporter } from '../../src/rule.js';
+import { checkTensorflow, TENSORFLOW_HELPS, TENSORFLOW_MESSAGES } from './tensorflow.js';
 
 const MVC = 'https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html';
 const PIP_INDEXES = 'https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages';
@@ -65,6 +66,7 @@ const MESSAGES = {
     "{{subject}} installs PyPI's build for {{machine}}, whose CUDA is not known here, so it is not compared with {{target}} (CUDA {{expected}})",
   unknownIndex:
     '{{subject}} comes from {{index}}, an index whose builds are not known here, so it is not compared with {{target}} (CUDA {{expected}})',
+  ...TENSORFLOW_MESSAGES,
 };
 type MessageId = keyof typeof MESSAGES;
 
@@ -94,6 +96,7 @@ export default defineRule({
       "Only PyTorch's own indexes, PyPI and PyPI's public mirrors say which CUDA a torch build is for; another index (a private one, a proxy) may serve any build under this version. Name the build (torch==X+cuYYY with PyTorch's index for that CUDA) to have it checked, or check the index's files by hand.",
     pypiOtherMachine:
       "The knowledge base records which CUDA PyPI's torch wheels are built for on Linux x86_64 only. Pin the build from a PyTorch index (torch==X+cuYYY with --index-url https://download.pytorch.org/whl/cuYYY, which serves aarch64 wheels too) to have it checked.{{evidence}}",
+    ...TENSORFLOW_HELPS,
     bundledRuntime:
       "pip's CUDA wheels (torch from PyPI or a PyTorch index, the nvidia-*-cu{{foundMajor}} libraries) carry their CUDA libraries and load those, not a conda environment's cudatoolkit, whose CUDA {{expectedMajor}} libraries have other file names: the environment runs where the driver supports CUDA {{found}}, and cudatoolkit is unused by them (PyTorch's maintainers: discuss.pytorch.org/t/103552). A conda package built against cudatoolkit {{expected}} would meet CUDA {{found}} in one process. Remove cudatoolkit, or install the builds for CUDA {{expected}}.{{evidence}}",
     metaPackage:
@@ -134,6 +137,7 @@ export default defineRule({
         reportMismatch({ unit, claim, target, relation, unitFix: edits }, kb, report);
     }
     for (const unit of units) checkFloors(unit, report);
+    for (const unit of units) checkTensorflow(unit, kb, report);
     for (const unit of units) if (unit.target) reportUnknownBuilds(unit, unit.target, report);
   },
 });

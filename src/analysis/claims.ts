@@ -343,13 +343,20 @@ export function majorCertain(claim: CudaClaim, major: number, kb: KnowledgeBase)
  * tag's, where the other side's major is the older one).
  */
 export function majorsUnverified(claim: CudaClaim, target: CudaClaim, kb: KnowledgeBase): boolean {
-  const major = (side: CudaClaim): number => Number(side.cuda.split('.')[0]);
-  const uncertain = (side: CudaClaim, other: CudaClaim): boolean =>
-    isUnverified(side.record) &&
-    tagMajor(side) !== major(side) &&
-    !(major(other) < major(side) && majorCertain(side, major(side), kb));
-  return uncertain(claim, target) || uncertain(target, claim);
+  return majorUncertain(claim, claimMajor(target), kb) || majorUncertain(target, claimMajor(claim), kb);
 }
+
+/**
+ * Whether a claim's CUDA major, set against another major `other` it differs from, rests on an unverified fact: its
+ * row is unverified, its tag does not name the major, and it is not known to be at least its major where `other` is
+ * older.
+ */
+export function majorUncertain(side: CudaClaim, other: number, kb: KnowledgeBase): boolean {
+  const major = claimMajor(side);
+  return isUnverified(side.record) && tagMajor(side) !== major && !(other < major && majorCertain(side, major, kb));
+}
+
+const claimMajor = (claim: CudaClaim): number => Number(claim.cuda.split('.')[0]);
 
 export function cudaOfName(name: string): { cuda: string; precision: 'minor' | 'major' } | undefined {
   const tag = /(?:^|[^a-z0-9])cu(\d{2,3})(?![0-9])/.exec(name);

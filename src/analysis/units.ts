@@ -83,6 +83,8 @@ export interface Unit {
   readonly alternatives?: readonly Alternatives[];
   /** Its torch ranges from plain PyPI that nothing else in the unit decides (a pin, a kept torch, a lock). */
   readonly torchRanges?: readonly TorchRange[];
+  /** The machine its installs run on, where it names one (`FROM --platform=linux/arm64`, a lock's `… on aarch64`). */
+  readonly machine?: Machine;
 }
 
 /**
@@ -866,7 +868,11 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
     ...implied,
   ];
   const target = chooseTarget(claims);
-  const more = { ...(alternatives ? { alternatives } : {}), ...(torchRanges ? { torchRanges } : {}) };
+  const more = {
+    ...(alternatives ? { alternatives } : {}),
+    ...(torchRanges ? { torchRanges } : {}),
+    ...(parts.platform ? { machine: parts.platform } : {}),
+  };
   if (stage === undefined) {
     // A conda environment that names its Python runs its `pip:` list with it (and only with it): wheel-missing judges
     // a torch pin by it, as it does a Dockerfile stage's.

@@ -1,0 +1,183 @@
+/**
+ * TensorFlow's pip package brings no CUDA: it loads the CUDA libraries of the machine it runs on by their file names
+ * (libcudart.so.12, libcublas.so.12, libcudnn.so.9) when it starts, and where they are missing it logs "Cannot dlopen
+ * some GPU libraries … Skipping registering GPU devices" and runs on the CPU, with no error. A release is built for one
+ * CUDA, and those file names carry its major (from CUDA 11; before, its major and minor: libcudart.so.10.1), so a
+ * `tensorflow==2.16.1` (CUDA 12.3) on an image of CUDA 11.8 finds none of its libraries there. In a conda environment
+ * whose cudatoolkit is of another CUDA, it finds none there either, unless the machine has its own (a warning).
+ */
+import { claimCuda, majorUncertain, type CudaClaim } from '../../src/analysis/claims.js';
+import type { Unit, UnitPackage } from '../../src/analysis/units.js';
+import type { PackageFact, ParsedFile } from '../../src/parsers/facts.js';
+import type { Fix } from '../../src/finding.js';
+import { cite, type KnowledgeBase, type TensorflowRelease } from '../../src/knowledge/index.js';
+import { cudaFromPythonName } from '../../src/analysis/cuda-labels.js';
+import { satisfiesPep440 } from '../../src/util/pep440.js';
+import { publicVersion } from '../../src/knowledge/versions.js';
+import type { Reporter } from '../../src/rule.js';
+
+export const TENSORFLOW_MESSAGES = {
+  tensorflowMachine:
+    '{{subject}} loads the CUDA {{generation}} libraries of the image it runs in (it is built for CUDA {{found}}), but {{target}} ships CUDA {{expected}}: TensorFlow finds no GPU libraries there and runs on the CPU',
+  tensorflowMachineRange:
+    'every TensorFlow release {{subject}} admits loads the CUDA {{generation}} libraries of the image it runs in (built for CUDA {{found}}), but {{target}} ships CUDA {{expected}}: TensorFlow finds no GPU libraries there and runs on the CPU',
+  tensorflowConda:
+    "{{subject}} loads the CUDA {{generation}} libraries of the machine (it is built for CUDA {{found}}), but the environment's {{target}} gives CUDA {{expected}}: unless the machine has CUDA {{generation}} libraries of its own, TensorFlow finds none and runs on the CPU",
+} as const;
+
+const TF_21 = 'https://github.com/tensorflow/tensorflow/releases/tag/v2.1.0';
+const TF_PIP = 'https://www.tensorflow.org/install/pip';
+
+const HELP = `TensorFlow's pip package does not bring CUDA (only \`tensorflow[and-cuda]\` does, from 2.15 CUDA 12's pip wheels): it opens the machine's CUDA libraries by name when it starts (libcudart.so.{{soname}}, libcublas, libcudnn), and where they are missing it logs "Cannot dlopen some GPU libraries" and skips every GPU, so the job runs on the CPU without failing. {{why}} Install a release built for CUDA {{expectedGeneration}}{{suggest}}, or a base image of CUDA {{generation}}. Sources: TensorFlow's tested build configurations, {{evidence}}; ${TF_PIP}; ${TF_21} (the tensorflow package loads CUDA from 2.1)`;
+
+export const TENSORFLOW_HELPS = {
+  tensorflowMachine: HELP,
+  tensorflowMachineRange: HELP,
+  tensorflowConda: `${HELP} TensorFlow's instructions for a conda environment's cudatoolkit put the environment's lib folder on LD_LIBRARY_PATH, so those are the libraries it finds; the machine's own are not known here.`,
+} as const;
+
+/** conda packages that put CUDA's runtime libraries into the environment (not `cuda-version`, a constraint only). */
+const CONDA_CUDA_LIBRARIES: ReadonlySet<string> = new Set([
+  'cudatoolkit',
+  'cuda-toolkit',
+  'cuda-runtime',
+  'cuda-cudart',
+  'cuda-libraries',
+]);
+
+type MessageId = keyof typeof TENSORFLOW_MESSAGES;
+
+/**
+ * The pip packages of TensorFlow that load the machine's CUDA: `tensorflow-gpu` always, plain `tensorflow` from 2.1
+ * ("The tensorflow pip package now includes GPU support by default", TensorFlow 2.1.0's release notes; before, it was
+ * the CPU build), never with the `and-cuda` extra (it brings CUDA's own wheels: a claim of its own, claims.ts).
+ */
+function loadsMachineCuda(pkg: PackageFact, lowest: string): boolean {
+  if (pkg.ecosystem !== 'pip' || pkg.url || pkg.extras.includes('and-cuda')) return false;
+  // tensorflow-gpu 2.12 and later is an empty package that fails to install ("tensorflow-gpu has been removed").
+  if (pkg.name === 'tensorflow-gpu') return satisfiesPep440(lowest, '<2.12') === true;
+  return pkg.name === 'tensorflow' && satisfiesPep440(lowest, '>=2.1') === true;
+}
+
+/**
+ * The part of a CUDA version its libraries' file names carry: the major from CUDA 11 (libcudart.so.12 for every 12.x),
+ * the major and minor before (libcudart.so.10.1, libcudart.so.10.2), where a minor is known.
+ */
+function generation(cuda: string): string | undefined {
+  const [major, minor] = cuda.split('.');
+  if (Number(major) >= 11) return major;
+  return minor === undefined ? undefined : `${major}.${minor}`;
+}
+
+/** The releases of the knowledge a requirement admits, or undefined where it may take one the knowledge lacks. */
+function admitted(pkg: PackageFact, kb: KnowledgeBase): readonly TensorflowRelease[] | undefined {
+  if (pkg.exact) {
+    const row = kb.tensorflow(pkg.exact);
+    return row && loadsMachineCuda(pkg, publicVersion(pkg.exact)) ? [row] : undefined;
+  }
+  const specifier = pkg.specifier.replace(/\s+/g, '');
+  if (!specifier || !pkg.clauses.some((clause) => /^(>=|>|~=|==)$/.test(clause.operator))) return undefined;
+  const releases = kb.tensorflowReleases();
+  const rows = releases.filter((row) => satisfiesPep440(row.version, specifier) === true);
+  // A range down to the knowledge's oldest release may take an older one, whose CUDA is not known here.
+  const oldest = releases[releases.length - 1];
+  if (rows.length === 0 || rows.includes(oldest!)) return undefined;
+  const lowest = rows[rows.length - 1]!.version;
+  return loadsMachineCuda(pkg, lowest) ? rows : undefined;
+}
+
+/** Packages whose CUDA libraries of one major come with them (the nvidia-*-cu12 wheels a CUDA torch depends on). */
+const bringsLibraries = new Map<string, (entry: UnitPackage) => boolean>();
+function bringsLibrariesOf(major: string): (entry: UnitPackage) => boolean {
+  let test = bringsLibraries.get(major);
+  if (!test)
+    bringsLibraries.set(
+      major,
+      (test = ({ pkg, build }) =>
+        build?.cuda?.split('.')[0] === major || cudaFromPythonName(pkg.name)?.cuda.split('.')[0] === major),
+    );
+  return test;
+}
+
+/**
+ * Each TensorFlow requirement of a unit built on an image of a known CUDA, whose releases load CUDA libraries of
+ * another generation than the image ships. Not where anything else of the unit (or the stages above) brings or
+ * installs CUDA of TensorFlow's major (a CUDA torch's nvidia-* wheels, apt's libraries): TensorFlow may find those.
+ */
+export function checkTensorflow(unit: Unit, kb: KnowledgeBase, report: Reporter<MessageId>): void {
+  const target = unit.target;
+  const conda = target?.kind === 'conda' && CONDA_CUDA_LIBRARIES.has(target.package?.name ?? '');
+  if (!target || (target.kind !== 'image' && !conda) || unit.machine === 'aarch64') return;
+  const expected = claimCuda(target);
+  const expectedGeneration = generation(expected);
+  if (!expectedGeneration) return;
+  for (const { file, pkg } of unit.packages) {
+    if (pkg.name !== 'tensorflow' && pkg.name !== 'tensorflow-gpu') continue;
+    const rows = admitted(pkg, kb);
+    const generations = new Set(rows?.map((row) => generation(row.cuda)));
+    if (!rows || generations.size !== 1) continue;
+    const found = generation(rows[0]!.cuda)!;
+    if (found === expectedGeneration) continue;
+    const major = found.split('.')[0]!;
+    if (librariesBeside(unit, target, major)) continue;
+    // A range the image's own TensorFlow meets is kept (an NGC TensorFlow image, tensorflow/tensorflow:…-gpu).
+    if (!pkg.exact && /tensorflow/.test(target.subject)) continue;
+    const cudas = [...new Set(rows.map((row) => row.cuda))];
+    const unsure = majorUncertain(target, Number(major), kb);
+    report({
+      messageId: conda ? 'tensorflowConda' : pkg.exact ? 'tensorflowMachine' : 'tensorflowMachineRange',
+      data: {
+        subject: `${pkg.rawName}${pkg.specifier}`,
+        generation: found,
+        found: cudas.join(', '),
+        target: target.subject,
+        expected,
+        soname: found,
+        expectedGeneration,
+        why: pkg.exact
+          ? `TensorFlow ${rows[0]!.version} was built and tested with CUDA ${rows[0]!.cuda} and cuDNN ${rows[0]!.cudnn}.`
+          : `Each release it admits (${rows.map((row) => row.version).join(', ')}) was built for CUDA ${cudas.join(' or ')}.`,
+        suggest: suggestion(expectedGeneration, kb),
+        evidence: cite(rows[0]!),
+      },
+      file,
+      span: pkg.span,
+      severity: unsure || conda ? 'warning' : 'error',
+      related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is installed here (${unit.label})` }],
+      ...fixes(file, pkg, expectedGeneration, kb),
+    });
+  }
+}
+
+/** Whether the unit or a stage above installs CUDA libraries of `major` besides the image (pip wheels, apt). */
+function librariesBeside(unit: Unit, target: CudaClaim, major: string): boolean {
+  const own = unit.claims.some((claim) => claim !== target && claim.cuda.split('.')[0] === major);
+  return own || unit.inherited?.findLast(bringsLibrariesOf(major)) !== undefined;
+}
+
+/** The newest release of the knowledge built for a CUDA of `wanted`'s generation. */
+function newestFor(wanted: string, kb: KnowledgeBase): TensorflowRelease | undefined {
+  return kb.tensorflowReleases().find((row) => generation(row.cuda) === wanted);
+}
+
+function suggestion(wanted: string, kb: KnowledgeBase): string {
+  const row = newestFor(wanted, kb);
+  return row ? ` (the newest: ${row.version}, built for CUDA ${row.cuda})` : '';
+}
+
+/** An exact pin moved to the newest release of the image's CUDA: unsafe, TensorFlow's API moves between releases. */
+function fixes(file: ParsedFile, pkg: PackageFact, wanted: string, kb: KnowledgeBase): { suggestions?: Fix[] } {
+  const row = newestFor(wanted, kb);
+  const clause = pkg.clauses[0];
+  if (!row || !pkg.exact || pkg.via || pkg.clauses.length !== 1 || !clause) return {};
+  if (file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) return {};
+  return {
+    suggestions: [
+      {
+        title: `Install TensorFlow ${row.version} (built for CUDA ${row.cuda})`,
+        safety: 'unsafe',
+        edits: [{ path: file.path, range: [clause.versionSpan.start, clause.versionSpan.end], text: row.version }],
+      },
+    ],
+  };
+}
