@@ -133,8 +133,14 @@ export default defineRule({
         target,
         kb,
       );
+      const dependencies = torchDependencies(own);
       for (const { claim, relation } of own)
-        reportMismatch({ unit, claim, target, relation, unitFix: edits }, kb, report);
+        if (!dependencies.folded.has(claim))
+          reportMismatch(
+            { unit, claim, target, relation, unitFix: edits, dependencies: dependencies.of.get(claim) },
+            kb,
+            report,
+          );
     }
     for (const unit of units) checkFloors(unit, report);
     for (const unit of units) checkTensorflow(unit, kb, report);
@@ -332,6 +338,44 @@ interface Mismatch {
   readonly relation: 'minor' | 'major';
   /** The edits that move the whole unit to the target, when they can be made. */
   readonly unitFix: readonly TextEdit[] | undefined;
+  /** The CUDA library wheels a lock records for this torch build, said with it (torchDependencies). */
+  readonly dependencies?: readonly CudaClaim[];
+}
+
+/** Lock files, whose pip packages include every dependency resolved, each pinned by what requires it. */
+const PIP_LOCKS: ReadonlySet<string> = new Set(['uv-lock', 'poetry-lock', 'pdm-lock', 'pipfile-lock', 'pixi-lock']);
+
+/**
+ * The CUDA library wheels of a lock (`nvidia-cuda-runtime-cu12==12.6.77`) beside a torch of the same lock that misses
+ * the target with the same CUDA: each torch build pins the ones it loads (torch 2.7.0's metadata requires
+ * nvidia-cuda-runtime-cu12==12.6.77), so they are its dependencies, and moving torch moves them. Said as related
+ * locations of torch's finding, not as one finding per wheel. A wheel a file names itself (a requirements file, a
+ * project's dependencies) keeps its own finding.
+ */
+function torchDependencies(mismatches: readonly { claim: CudaClaim; relation: 'minor' | 'major' }[]): {
+  readonly folded: ReadonlySet<CudaClaim>;
+  readonly of: ReadonlyMap<CudaClaim, CudaClaim[]>;
+} {
+  const folded = new Set<CudaClaim>();
+  const of = new Map<CudaClaim, CudaClaim[]>();
+  for (const { claim, relation } of mismatches) {
+    const name = claim.package?.name;
+    if (claim.kind !== 'nvidia-wheel' || !name || !PIP_RUNTIME.test(name) || !PIP_LOCKS.has(claim.file.kind)) continue;
+    const torch = mismatches.find(
+      (other) =>
+        other.relation === relation &&
+        other.claim.file === claim.file &&
+        other.claim.package?.name === 'torch' &&
+        // `nvidia-cublas-cu12==12.1.3.1` says only its major: torch 2.1.2+cu121 requires it.
+        (claim.precision === 'major'
+          ? claimCuda(other.claim).split('.')[0] === claim.cuda
+          : claimCuda(other.claim) === claimCuda(claim)),
+    )?.claim;
+    if (!torch) continue;
+    folded.add(claim);
+    (of.get(torch) ?? of.set(torch, []).get(torch)!).push(claim);
+  }
+  return { folded, of };
 }
 
 /**
@@ -355,7 +399,7 @@ function bundlesRuntime(unit: Unit, claim: CudaClaim, target: CudaClaim): boolea
 const PIP_RUNTIME = /^nvidia-[a-z0-9-]+-cu\d+$/;
 
 function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<MessageId>): void {
-  const { unit, claim, target, relation, unitFix } = mismatch;
+  const { unit, claim, target, relation, unitFix, dependencies } = mismatch;
   const expected = claimCuda(target);
   const found = claimCuda(claim);
   // A build installed in another stage and copied into this one (COPY --from=build /opt/conda …) is right for its
@@ -429,7 +473,14 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
       relation === 'major' && !unsolvable
         ? majorsUnverified(claim, target, kb)
         : isUnverified(claim.record) || isUnverified(target.record),
-    related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
+    related: [
+      { file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` },
+      ...(dependencies ?? []).map((dependency) => ({
+        file: dependency.file,
+        span: dependency.span,
+        message: `${dependency.subject}: CUDA ${claimCuda(dependency)}, a library this torch build requires`,
+      })),
+    ],
     ...(fix ? { fix } : {}),
     ...(options.length ? { suggestions: options } : {}),
   });
