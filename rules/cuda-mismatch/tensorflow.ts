@@ -143,7 +143,9 @@ export function checkTensorflow(unit: Unit, kb: KnowledgeBase, report: Reporter<
       file,
       span: pkg.span,
       severity: unsure || conda ? 'warning' : 'error',
-      related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is installed here (${unit.label})` }],
+      related: [
+        { file: target.file, span: target.span, message: `CUDA ${expected} is installed here (${unit.label})` },
+      ],
       ...fixes(file, pkg, expectedGeneration, kb),
     });
   }

@@ -65,7 +65,10 @@ function checkContainers(units: readonly Unit[], report: Reporter<MessageId>): v
           ...base,
           path: container.missing,
           says: container.claims.length ? '' : ', which says none',
-          images: IMAGES_HELP,
+          images:
+            fact.dockerfile!.how === 'compose'
+              ? "Correct the service's `build` (its context is read from the Compose file's folder, its `dockerfile` from the context, its `target` among the Dockerfile's stages)."
+              : IMAGES_HELP,
         },
         file: unit.root,
         span: fact.dockerfile!.span,

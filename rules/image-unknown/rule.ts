@@ -25,6 +25,8 @@ const LOOKUP =
 const MESSAGES = {
   container:
     '{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known ({{why}}), so {{unchecked}}',
+  containerBuilt:
+    '{{workload}} container {{container}} gets NVIDIA GPUs and runs {{image}}, built from {{path}}, which says no CUDA of its own and whose base image\'s CUDA is not known, so {{unchecked}}',
   containerWithoutCuda:
     '{{workload}} container {{container}} gets NVIDIA GPUs and runs {{image}} ({{why}}): what runs in it brings its CUDA, which is not known here, so {{unchecked}}',
   stage:
@@ -46,6 +48,8 @@ export default defineRule({
   helps: {
     container: '{{help}}',
     containerWithoutCuda: '{{help}}',
+    containerBuilt:
+      "The CUDA of a built image is what its Dockerfile's stage says: its base image's (a row of the knowledge, or its registry's config) and what it installs. Its base image's finding in the Dockerfile says why that one is not known.",
     stage: '{{help}}',
     named: '{{help}}',
     rocm: "Nothing to do where the image is meant for AMD GPUs; the gate checks NVIDIA's CUDA stacks.",
@@ -115,6 +119,22 @@ function checkContainer(
   if (container.missing || container.claims.length > 0 || container.fact.image.unresolved) return;
   const { fact } = container;
   if (kb.imageLookup(fact.image)?.state === 'missing' || !once(unit.root, fact.image)) return;
+  // An image the repository builds (its Dockerfile found): the Dockerfile's base is what is not known, said there too.
+  if (fact.dockerfile) {
+    report({
+      messageId: 'containerBuilt',
+      data: {
+        workload: fact.workload,
+        container: fact.name,
+        image: fact.image.reference,
+        path: fact.dockerfile.path,
+        unchecked: fleet ? "the fleet's drivers are not checked against it" : 'the NVIDIA driver it needs is not known',
+      },
+      file: unit.root,
+      span: fact.span,
+    });
+    return;
+  }
   const why = whyUnknown(fact.image, kb);
   report({
     messageId: why.withoutCuda ? 'containerWithoutCuda' : 'container',

@@ -239,9 +239,14 @@ function containerUnits(file: ParsedFile, links: readonly Link[], units: readonl
     const built = include ? links.find((link) => link.include === include)?.to : undefined;
     let claims: CudaClaim[];
     let alternatives: Alternatives[] | undefined;
-    if (built) {
-      const last = built.stages.at(-1)?.index;
-      const stage = units.find((unit) => unit.root === built && unit.stage === last);
+    // The stage a build names (Compose's `build.target`; stage names are case-insensitive) or, as `docker build`
+    // builds, the last.
+    const wanted = fact.dockerfile?.stage?.toLowerCase();
+    const builtStage = wanted
+      ? built?.stages.find((stage) => stage.name?.toLowerCase() === wanted)?.index
+      : built?.stages.at(-1)?.index;
+    if (built && builtStage !== undefined) {
+      const stage = units.find((unit) => unit.root === built && unit.stage === builtStage);
       const carried = (claim: CudaClaim): CudaClaim =>
         cudaClaim({
           ...claim,
@@ -263,7 +268,9 @@ function containerUnits(file: ParsedFile, links: readonly Link[], units: readonl
       fact,
       claims,
       ...(alternatives?.length ? { alternatives } : {}),
-      ...(fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {}),
+      ...(fact.dockerfile && builtStage === undefined
+        ? { missing: built ? `${fact.dockerfile.path} (stage ${fact.dockerfile.stage})` : fact.dockerfile.path }
+        : {}),
     };
     out.push({
       label: `${file.path} (${fact.workload}, container ${fact.name})`,

@@ -2,6 +2,7 @@
  * `check --online`: the images of the checked Dockerfiles and manifests looked up in their registries before the
  * check (src/images), through the user's cache folder. Only image references leave the machine.
  */
+import { formatOf } from '../parsers/formats.js';
 import type { Baseline } from '../baseline/schema.js';
 import { snapshotKnows } from '../analysis/claims.js';
 import { cacheFolder, FileCache, MemoryCache, TieredCache } from '../images/cache.js';
@@ -34,7 +35,10 @@ export async function lookUpForCli(
   },
 ): Promise<CliLookup> {
   const sources = list
-    .filter((entry) => entry.kind === 'dockerfile' || entry.kind === 'kubernetes')
+    .filter(
+      (entry) =>
+        entry.kind !== undefined && (entry.kind === 'dockerfile' || formatOf(entry.kind).units === 'containers'),
+    )
     .map((entry) => reader.read(entry.path, entry.kind))
     .filter((source) => source !== undefined);
   // A KServe runtime's image runs on the GPUs of the services of other files that name it: it is looked up too.

@@ -19,7 +19,8 @@ export type FileKind =
   | 'pipfile'
   | 'pipfile-lock'
   | 'pdm-lock'
-  | 'kubernetes';
+  | 'kubernetes'
+  | 'compose';
 
 export type Ecosystem = 'pip' | 'conda' | 'apt';
 
@@ -385,13 +386,16 @@ export interface ContainerFact extends Spanned {
   readonly gpu: boolean;
   readonly placement: Placement;
   /**
-   * The Dockerfile that builds its image: named by the workload's `cuda-gatekeeper.io/dockerfile` annotation, or by
-   * the baseline's `images` mapping (`how`). Its include (a `dockerfile` include) is `include`, an index in `includes`.
+   * The Dockerfile that builds its image: named by the workload's `cuda-gatekeeper.io/dockerfile` annotation, by
+   * the baseline's `images` mapping, or by a Compose service's `build` (`how`). Its include (a `dockerfile` include)
+   * is `include`, an index in `includes`; `stage`, the stage it builds where that is not the last (Compose's
+   * `build.target`).
    */
   readonly dockerfile?: {
     readonly path: string;
     readonly span: Span;
-    readonly how: 'annotation' | 'baseline';
+    readonly how: 'annotation' | 'baseline' | 'compose';
+    readonly stage?: string;
     readonly include: number;
   };
 }

@@ -7,6 +7,7 @@
  */
 import type { FileKind } from './facts.js';
 import type { FileFormat } from './format.js';
+import { compose } from './compose/index.js';
 import { condaLock } from './conda-lock/index.js';
 import { conda } from './conda/index.js';
 import { dockerfile } from './dockerfile/index.js';
@@ -38,6 +39,7 @@ const FORMATS = {
   'pipfile-lock': pipfileLock,
   'pdm-lock': pdmLock,
   kubernetes,
+  compose,
 } as const satisfies Record<FileKind, FileFormat>;
 
 const ALL: readonly FileFormat[] = Object.values(FORMATS);

@@ -79,12 +79,23 @@ export function looksLikeManifest(text: string): boolean {
 
 /**
  * What a YAML file that no name claims is, from its content: a conda environment where the path hints at one, else a
- * manifest.
+ * manifest, else a Compose file.
  */
 export function kindByContent(path: string, text: string): FileKind | undefined {
   if (condaByContent(path) && looksLikeConda(text)) return 'conda';
-  return looksLikeManifest(text) ? 'kubernetes' : undefined;
+  if (looksLikeManifest(text)) return 'kubernetes';
+  return looksLikeCompose(text) ? 'compose' : undefined;
 }
+
+/**
+ * A Compose file under a name of its own (`nims.yaml`, `vectordb.yaml`: files a `docker compose -f` names): a top-level
+ * `services:` mapping (a CI file's top-level `services:` is a list of images) and a service's `image:` or `build:`.
+ */
+export function looksLikeCompose(text: string): boolean {
+  return COMPOSE_SERVICES.test(text) && /^[ \t]+(?:image|build)[ \t]*:/m.test(text);
+}
+
+const COMPOSE_SERVICES = /^services[ \t]*:[ \t]*(?:#.*)?\r?\n(?:[ \t]*(?:#.*)?\r?\n)*[ \t]+[\w.-]+[ \t]*:[ \t]*(?:#.*|&\S+)?\r?$/m;
 
 /** A conda environment file: a top-level `dependencies:` list, with `name:` or `channels:` beside it. */
 export function looksLikeConda(text: string): boolean {

@@ -573,7 +573,7 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase, inherited?: Torch
       claim.file,
       claim.span,
       claim.kind === 'image'
-        ? claim.file.kind === 'kubernetes'
+        ? formatOf(claim.file.kind).units === 'containers'
           ? 'image'
           : 'base image'
         : claim.kind === 'index'

@@ -18,7 +18,7 @@ describe('classifyPath', () => {
     ['conda/env.yml', undefined], // by content: condaByContent
     ['README.md', undefined],
     ['src/main.py', undefined],
-    ['docker-compose.yml', undefined],
+    ['docker-compose.yml', 'compose'],
   ])('%s → %s', (path, kind) => {
     expect(classifyPath(path)).toBe(kind);
   });

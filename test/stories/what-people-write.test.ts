@@ -68,7 +68,7 @@ describe('file names, as Renovate and hadolint match them', () => {
     ['environment.gpu.yaml', 'conda'],
     ['cpu-environment.yml', 'conda'],
     ['conda-recipe.yaml', 'conda'],
-    ['docker-compose.yml', undefined],
+    ['docker-compose.yml', 'compose'],
     ['.github/workflows/ci.yml', undefined],
   ])('%s → %s', (path, kind) => {
     expect(classifyPath(path)).toBe(kind);

@@ -234,7 +234,7 @@ describe('HTTP', () => {
     });
     expect(await wrong.json()).toEqual({
       error:
-        'kind must be one of dockerfile, requirements, conda, pyproject, uv-lock, pixi, pixi-lock, poetry-lock, conda-lock, pipfile, pipfile-lock, pdm-lock, kubernetes, not "makefile"',
+        'kind must be one of dockerfile, requirements, conda, pyproject, uv-lock, pixi, pixi-lock, poetry-lock, conda-lock, pipfile, pipfile-lock, pdm-lock, kubernetes, compose, not "makefile"',
     });
     expect(
       (await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: 'x'.repeat(300_000) })).status,

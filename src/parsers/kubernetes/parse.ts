@@ -36,7 +36,7 @@ import { GPU_BY_KIND_NAME, GPU_REQUEST_KEY, GPU_RESOURCE } from './kinds.js';
  * A reference as Docker's grammar writes one (distribution/reference): an optional registry host, lower-case path
  * components, an optional tag and digest. `PLACEHOLDER` or `<image>` is not one.
  */
-const IMAGE_REFERENCE =
+export const IMAGE_REFERENCE =
   /^(?:[a-zA-Z0-9.-]+(?::\d+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
 
 /** Aliases resolved per file at most this many times (YAML's "billion laughs" bound). */

@@ -1,0 +1,304 @@
+/**
+ * Docker Compose files: every service, with its image (or the Dockerfile its `build` names) and whether it gets NVIDIA
+ * GPUs, read as the containers of a Kubernetes manifest are (ContainerFact), so the same rules judge them.
+ *
+ * What the Compose Specification says (github.com/compose-spec/compose-spec, spec.md; docs.docker.com/reference/
+ * compose-file/):
+ * - A service gets GPUs through a device reservation, `deploy.resources.reservations.devices` with `driver: nvidia` or
+ *   the `gpu` capability (docs.docker.com/compose/how-tos/gpu-support/: "capabilities … required … gpu"), through the
+ *   service's `gpus` attribute (`gpus: all`, or a list of devices), or through the legacy `runtime: nvidia` of
+ *   NVIDIA's container runtime.
+ * - `build` is a context path (relative to the Compose file's folder; a Git URL is a remote context), or a mapping
+ *   with `context`, `dockerfile` (relative to the context; default `Dockerfile`), `dockerfile_inline` and `target`
+ *   (the stage built). With `image` beside it, `image` names what is built.
+ * - Values are interpolated from the environment and the `.env` file: `${VAR:-default}` and `${VAR-default}` take
+ *   the default where the variable is not set; `${VAR}`, `$VAR` and `${VAR:?message}` say nothing of the value here.
+ *
+ * YAML's anchors, aliases and merge keys (`<<: *gpu`, how Compose files share a GPU reservation between services, the
+ * `x-` extension fields of the spec) are followed.
+ *
+ * A service that gets GPUs but whose image cannot be known (a variable without a default, a remote build context, an
+ * inline Dockerfile, `extends` from another file) is said not checked, never passed.
+ */
+import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Node, type YAMLMap } from 'yaml';
+import { FactSink, type ContainerFact, type ParsedFile } from '../facts.js';
+import { parseImageRef } from '../image-ref.js';
+import { SourceText, type Span } from '../source.js';
+import { findSuppressions } from '../suppressions.js';
+import { scalarText, yamlProblem } from '../yaml-text.js';
+import { MappedBuilder, type Mapped } from '../mapped.js';
+import { IMAGE_REFERENCE } from '../kubernetes/parse.js';
+
+/** What Compose interpolates: `$$` (a literal `$`), `${NAME…}` with its modifier, and `$NAME`. */
+const VARIABLE = /\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))/g;
+
+/** A value with its variables interpolated as far as the file says, or why it cannot be. */
+interface Interpolated {
+  readonly value: Mapped;
+  readonly unknown?: string;
+}
+
+/**
+ * A scalar with Compose's interpolation applied: a default (`${TAG:-24.05-py3}`) stands for its variable and maps to
+ * its characters in the file (an edit of the tag lands in the default); a variable without one leaves the value
+ * unknown, said by `unknown`.
+ */
+function interpolate(mapped: Mapped): Interpolated {
+  const text = mapped.text;
+  if (!text.includes('$')) return { value: mapped };
+  const builder = new MappedBuilder();
+  let unknown: string | undefined;
+  let at = 0;
+  for (const match of text.matchAll(VARIABLE)) {
+    const start = match.index;
+    builder.pushMapped(mapped.slice(at, start));
+    at = start + match[0].length;
+    if (match[0] === '$$') {
+      builder.pushMapped(mapped.slice(start, start + 1));
+      continue;
+    }
+    const name = match[1] ?? match[4]!;
+    const modifier = match[2];
+    if (modifier === ':-' || modifier === '-') {
+      const offset = start + 2 + name.length + modifier.length;
+      const reference = mapped.site(start, at);
+      const value = mapped.slice(offset, offset + match[3]!.length);
+      for (const piece of value.pieces())
+        builder.pushSegment(value.text.slice(piece.from, piece.to), piece.origin, reference, { name, reference });
+      continue;
+    }
+    unknown ??= `"${text}" takes \${${name}} from the environment or the .env file, and the file gives it no default`;
+    builder.pushSegment(match[0], -1, mapped.site(start, at));
+  }
+  builder.pushMapped(mapped.slice(at));
+  return { value: builder.build(), ...(unknown ? { unknown } : {}) };
+}
+
+export function parseCompose(path: string, text: string): ParsedFile {
+  const source = new SourceText(path, text);
+  const sink = new FactSink();
+  sink.suppressions.push(...findSuppressions(source));
+  const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false, strict: false });
+  if (doc.errors.length > 0) {
+    for (const error of doc.errors) sink.problems.push(yamlProblem(error, text));
+    return sink.finish(path, 'compose', source);
+  }
+  const reader = new ServiceReader(path, source, sink, doc);
+  const services = reader.get(doc.contents, 'services');
+  if (isMap(services)) reader.services(services);
+  return sink.finish(path, 'compose', source);
+}
+
+class ServiceReader {
+  private readonly folder: string;
+
+  constructor(
+    path: string,
+    private readonly source: SourceText,
+    private readonly sink: FactSink,
+    private readonly doc: Document,
+  ) {
+    this.folder = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '';
+  }
+
+  services(services: YAMLMap): void {
+    for (const pair of services.items) {
+      const name = this.scalar(pair.key as Node)?.text;
+      const value = this.resolve(pair.value as Node);
+      if (name && isMap(value)) this.service(name, pair.key as Node, value);
+    }
+  }
+
+  /** A node with an alias followed to its anchor (once: an anchor is never itself an alias). */
+  resolve(node: Node | null | undefined): Node | undefined {
+    if (!node) return undefined;
+    return isAlias(node) ? ((node.resolve(this.doc) as Node | undefined) ?? undefined) : node;
+  }
+
+  /**
+   * A key's value in a mapping, its own or, failing that, one its merge keys bring (`<<: *gpu`, `<<: [*a, *b]`: the
+   * first that has it, YAML's merge order), aliases followed.
+   */
+  get(node: Node | null | undefined, key: string, depth = 0): Node | undefined {
+    const map = this.resolve(node);
+    if (!isMap(map)) return undefined;
+    let merged: Node | undefined;
+    for (const pair of map.items) {
+      const name = isScalar(pair.key) ? String(pair.key.value) : undefined;
+      if (name === key) return this.resolve(pair.value as Node);
+      if (name === '<<' && merged === undefined && depth < 8) {
+        const source = this.resolve(pair.value as Node);
+        const sources = isSeq(source) ? source.items : [source];
+        for (const item of sources) {
+          merged = this.get(item as Node, key, depth + 1);
+          if (merged !== undefined) break;
+        }
+      }
+    }
+    return merged;
+  }
+
+  private service(name: string, key: Node, service: YAMLMap): void {
+    const gpu = getsGpus(service, this);
+    const keySpan = this.spanOf(key);
+    const workload = `compose service ${name}`;
+    const containerName = this.scalar(this.get(service, 'container_name'))?.text ?? name;
+    const imageNode = this.get(service, 'image');
+    const imageText = this.scalar(imageNode);
+    const build = this.build(this.get(service, 'build'));
+    if (build && 'unknown' in build) {
+      if (gpu) this.notChecked(keySpan, name, build.unknown);
+      return;
+    }
+    if (!imageText && !build) {
+      const extended = this.get(service, 'extends') !== undefined;
+      if (gpu)
+        this.notChecked(
+          keySpan,
+          name,
+          extended
+            ? 'it gets NVIDIA GPUs, but its image comes from the service it extends, which is not read'
+            : 'it gets NVIDIA GPUs, but names neither an image nor a build',
+        );
+      return;
+    }
+    const span = imageText
+      ? (imageText.origin(0, imageText.length) ?? imageText.site(0, imageText.length))
+      : build!.span;
+    const interpolated = imageText ? interpolate(imageText) : undefined;
+    // A built image is named by its Dockerfile; `image` beside `build` only tags it.
+    const reference = interpolated?.value.text ?? `the image of service ${name}`;
+    const parts = interpolated && !interpolated.unknown ? parseImageRef(reference) : { repository: reference };
+    const image = interpolated?.value;
+    const tagMap =
+      image && 'tagOffset' in parts && parts.tagOffset !== undefined
+        ? image.slice(parts.tagOffset, parts.tagOffset + parts.tag!.length)
+        : undefined;
+    const tagSpan = tagMap?.origin(0, tagMap.length);
+    let dockerfile: ContainerFact['dockerfile'];
+    if (build) {
+      dockerfile = {
+        path: build.dockerfile,
+        span: build.span,
+        how: 'compose',
+        include: this.sink.includes.length,
+        ...(build.target ? { stage: build.target } : {}),
+      };
+      this.sink.includes.push({
+        kind: 'dockerfile',
+        target: build.dockerfile,
+        targetSpan: build.span,
+        span: build.span,
+        context: -1,
+      });
+    }
+    const invalid =
+      interpolated && !interpolated.unknown && !IMAGE_REFERENCE.test(reference)
+        ? `"${reference}" is not an image reference`
+        : undefined;
+    const unresolved = build ? undefined : (interpolated?.unknown ?? invalid);
+    this.sink.containers.push({
+      span,
+      workload,
+      name: containerName,
+      image: {
+        span,
+        stage: this.sink.containers.length,
+        reference,
+        ...parts,
+        ...(tagSpan && !build ? { tagSpan, tagMap: tagMap! } : {}),
+        ...(unresolved ? { unresolved } : {}),
+      },
+      gpu,
+      placement: { selector: [], terms: [] },
+      ...(dockerfile ? { dockerfile } : {}),
+    });
+    if (gpu && unresolved)
+      this.notChecked(span, name, `the image of the service, which gets NVIDIA GPUs, cannot be judged: ${unresolved}`);
+  }
+
+  /**
+   * The Dockerfile a `build` names, as a path from the repository root, and the stage it builds; `unknown` where no
+   * file of the repository is it (a remote context, an inline Dockerfile, a path from a variable without a default).
+   */
+  private build(
+    node: Node | undefined,
+  ): { dockerfile: string; span: Span; target?: string } | { unknown: string } | undefined {
+    if (!node) return undefined;
+    let context: Mapped | undefined;
+    let file: Mapped | undefined;
+    let target: string | undefined;
+    if (isScalar(node)) context = this.scalar(node);
+    else if (isMap(node)) {
+      if (this.get(node, 'dockerfile_inline') !== undefined)
+        return {
+          unknown: 'it gets NVIDIA GPUs, but its image is built from a Dockerfile written inline, which is not read',
+        };
+      context = this.scalar(this.get(node, 'context'));
+      file = this.scalar(this.get(node, 'dockerfile'));
+      target = this.scalar(this.get(node, 'target'))?.text;
+    } else return undefined;
+    const contextText = context ? interpolate(context) : undefined;
+    const fileText = file ? interpolate(file) : undefined;
+    const unknown = contextText?.unknown ?? fileText?.unknown;
+    if (unknown) return { unknown: `it gets NVIDIA GPUs, but its build cannot be read: ${unknown}` };
+    const contextPath = contextText?.value.text ?? '.';
+    if (/^[a-z][a-z0-9+.-]*:\/\/|^git@|\.git(?:#|$)/i.test(contextPath))
+      return {
+        unknown: `it gets NVIDIA GPUs, but its image is built from a remote context (${contextPath}), which is not read`,
+      };
+    const dockerfile = joinPath(this.folder, contextPath, fileText?.value.text ?? 'Dockerfile');
+    if (dockerfile === undefined)
+      return { unknown: `it gets NVIDIA GPUs, but its build context ${contextPath} is outside the repository` };
+    const at = file ?? context;
+    const span = at ? (at.origin(0, at.length) ?? at.site(0, at.length)) : this.spanOf(node);
+    return { dockerfile, span, ...(target ? { target } : {}) };
+  }
+
+  private notChecked(span: Span, name: string, reason: string): void {
+    this.sink.unresolved.push({ span, text: `service ${name}`, reason, fails: true });
+  }
+
+  scalar(node: Node | null | undefined): Mapped | undefined {
+    return scalarText(node, this.source);
+  }
+
+  private spanOf(node: unknown): Span {
+    const range = (node as Node | undefined)?.range;
+    return range ? { start: range[0], end: range[1] } : { start: 0, end: 0 };
+  }
+}
+
+/** Whether a service gets NVIDIA GPUs (see the file's comment for the three ways a Compose file says so). */
+function getsGpus(service: YAMLMap, reader: ServiceReader): boolean {
+  const text = (node: Node | undefined) => reader.scalar(node)?.text.trim().toLowerCase();
+  if (text(reader.get(service, 'runtime')) === 'nvidia') return true;
+  if (reader.get(service, 'gpus') !== undefined) return true;
+  const reservations = reader.get(reader.get(reader.get(service, 'deploy'), 'resources'), 'reservations');
+  const devices = reader.get(reservations, 'devices');
+  if (!isSeq(devices)) return false;
+  return devices.items.some((device) => {
+    const capabilities = reader.get(device as Node, 'capabilities');
+    return (
+      text(reader.get(device as Node, 'driver')) === 'nvidia' ||
+      (isSeq(capabilities) && capabilities.items.some((item) => text(reader.resolve(item as Node)) === 'gpu'))
+    );
+  });
+}
+
+/**
+ * `folder/context/file` as a path from the repository root, `.` and `..` resolved; undefined where it leaves the
+ * repository. An absolute `file` stands alone, as Compose takes it.
+ */
+function joinPath(folder: string, context: string, file: string): string | undefined {
+  const joined = file.startsWith('/') ? file : `${folder ? `${folder}/` : ''}${context}/${file}`;
+  const out: string[] = [];
+  for (const part of joined.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (out.length === 0) return undefined;
+      out.pop();
+    } else out.push(part);
+  }
+  return out.join('/');
+}
