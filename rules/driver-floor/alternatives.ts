@@ -41,7 +41,7 @@ export function checkAlternatives(
   { units, files, kb, report }: Pick<RuleContext, 'units' | 'files' | 'kb' | 'report'>,
   hostsOf: (unit: Unit) => Hosts,
 ): void {
-  const scope = fleetScope(files);
+  const scope = fleetScope(files, kb);
   const done = new Set<string>();
   for (const unit of units) {
     const all = unit.container ? unit.container.alternatives : unit.alternatives;

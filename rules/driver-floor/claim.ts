@@ -256,7 +256,7 @@ export function eachClaim(
   report: Reporter<MessageId>,
   check: (claim: CudaClaim, compat: boolean, unit: Unit, report: Reporter<MessageId>) => boolean,
 ): void {
-  const scope = fleetScope(files);
+  const scope = fleetScope(files, kb);
   const done = new Set<string>();
   const judge = (unit: Unit): void => {
     const claims = unit.container?.claims ?? unit.claims;

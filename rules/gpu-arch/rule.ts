@@ -115,7 +115,7 @@ export default defineRule({
         }
       });
     }
-    const scope = fleetScope(files);
+    const scope = fleetScope(files, kb);
     for (const unit of units) {
       if (unit.container && pools.length > 0) {
         checkContainer(unit, pools, kb, reportAll, verdict);

@@ -7,6 +7,7 @@ import {
   type CudaClaim,
 } from '../../src/analysis/claims.js';
 import { builtForCuda } from '../../src/analysis/packages.js';
+import { baseImage } from '../../src/analysis/stages.js';
 import { isPytorchIndex } from '../../src/analysis/cuda-labels.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { isScratch } from '../../src/images/reference.js';
@@ -26,7 +27,7 @@ const MESSAGES = {
   container:
     '{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known ({{why}}), so {{unchecked}}',
   containerBuilt:
-    '{{workload}} container {{container}} gets NVIDIA GPUs and runs {{image}}, built from {{path}}, which says no CUDA of its own and whose base image\'s CUDA is not known, so {{unchecked}}',
+    "{{workload}} container {{container}} gets NVIDIA GPUs and runs {{image}}, built from {{path}}, which says no CUDA of its own and whose base image's CUDA is not known, so {{unchecked}}",
   containerWithoutCuda:
     '{{workload}} container {{container}} gets NVIDIA GPUs and runs {{image}} ({{why}}): what runs in it brings its CUDA, which is not known here, so {{unchecked}}',
   stage:
@@ -234,30 +235,6 @@ function subjectsOf(claims: readonly CudaClaim[]): string[] {
 /** The first two of a list, and an ellipsis for the rest. */
 const listed = (subjects: readonly string[]): string =>
   subjects.length > 2 ? `${subjects.slice(0, 2).join(', ')}, …` : subjects.join(', ');
-
-/** Each Dockerfile's stages → the image its chain of `FROM <stage>` starts from (computed once per file). */
-const bases = new WeakMap<ParsedFile, Map<number, ImageFact | undefined>>();
-
-/** The image a stage's chain of `FROM <stage>` starts from. */
-function baseImage(file: ParsedFile, stage: number): ImageFact | undefined {
-  let memo = bases.get(file);
-  if (!memo) {
-    memo = new Map();
-    const byStage = new Map(file.images.map((image) => [image.stage, image]));
-    // Stages only build on earlier ones: in order, each stage's base is its parent's.
-    for (const image of file.images)
-      memo.set(
-        image.stage,
-        image.fromStage !== undefined && image.fromStage < image.stage
-          ? memo.get(image.fromStage)
-          : image.fromStage === undefined
-            ? image
-            : byStage.get(image.fromStage),
-      );
-    bases.set(file, memo);
-  }
-  return memo.get(stage);
-}
 
 /**
  * An image that names a real image whose CUDA neither the knowledge nor its registry gives (an NGC tag that cannot

@@ -458,6 +458,7 @@ export function snapshotKnows(image: ImageFact, kb: KnowledgeBase): boolean {
     kb.officialImage(image.registry, image.repository) !== undefined ||
     kb.redHatPythonImage(name) !== undefined ||
     kb.osImage(name) !== undefined ||
+    kb.acceleratorImage(name) !== undefined ||
     kb.toolImage(name, image.tag ?? 'latest') !== undefined ||
     (image.tag !== undefined && snapshotCuda(image, image.tag, kb) !== undefined)
   );
@@ -515,7 +516,20 @@ export function imageWithoutCuda(image: ImageFact, kb: KnowledgeBase): string | 
   if (lookup?.state === 'read' && !configCuda(lookup.config))
     return `its config on ${lookup.registry} (${lookup.digest}) sets no CUDA_VERSION, so no CUDA of NVIDIA's images is in it`;
   if (rocmImage(image)) return `an AMD ROCm image (${ROCM_SOURCE}), which ships no CUDA`;
+  const accelerator = kb.acceleratorImage(name);
+  if (accelerator)
+    return `an image for ${accelerator.vendor}, which ships no CUDA (${accelerator.source[0]!.split(' ')[0]})`;
   return undefined;
+}
+
+/**
+ * Where an image is for another vendor's accelerators (AMD ROCm, Ascend, Gaudi, Neuron, Intel XPU), which ones: what
+ * a stage on it installs runs there, never on NVIDIA GPUs.
+ */
+export function otherAccelerator(image: ImageFact, kb: KnowledgeBase): string | undefined {
+  if (image.unresolved) return undefined;
+  if (rocmImage(image)) return 'AMD GPUs (ROCm)';
+  return kb.acceleratorImage(image.registry ? `${image.registry}/${image.repository}` : image.repository)?.vendor;
 }
 
 /**

@@ -6,7 +6,9 @@
  */
 import type { CopyFact, ParsedFile } from '../parsers/facts.js';
 import { dirname, joinRepo } from './paths.js';
-import { StageTree } from './stages.js';
+import { baseImage, StageTree } from './stages.js';
+import { otherAccelerator } from './claims.js';
+import type { KnowledgeBase } from '../knowledge/index.js';
 import type { Unit } from './units.js';
 
 export interface FleetScope {
@@ -17,12 +19,18 @@ export interface FleetScope {
   notRun(unit: Unit): string | undefined;
 }
 
-export function fleetScope(files: readonly ParsedFile[]): FleetScope {
+export function fleetScope(files: readonly ParsedFile[], kb: KnowledgeBase): FleetScope {
   const cpuOnly = dockerfilesRunWithoutGpus(files);
   const compiled = compiledInputs(files);
   return {
     notRun: (unit) => {
       if (unit.container) return undefined;
+      // A stage on another vendor's accelerator image (Ascend's CANN, ROCm): what it installs runs on those.
+      const base =
+        unit.stage !== undefined && unit.root.kind === 'dockerfile' ? baseImage(unit.root, unit.stage) : undefined;
+      const vendor = base && otherAccelerator(base, kb);
+      if (vendor)
+        return `This stage is built on ${base.reference}, an image for ${vendor}, which ships no CUDA: what it installs runs there, not on the fleet's NVIDIA GPUs.`;
       const workloads = cpuOnly.get(unit.root.path);
       if (workloads)
         return `The workloads that run this Dockerfile's image here get no GPU (${workloads.join(', ')}), so its CUDA is never loaded on the fleet's GPUs.`;

@@ -1,4 +1,4 @@
-import type { ParsedFile } from '../parsers/facts.js';
+import type { ImageFact, ParsedFile } from '../parsers/facts.js';
 
 /**
  * What a Dockerfile stage inherits from the stages it is built FROM, worked out once per file.
@@ -64,4 +64,28 @@ export class StageTree {
     }
     return (stage) => lists[stage] ?? own(stage);
   }
+}
+
+/** Each Dockerfile's stages → the image its chain of `FROM <stage>` starts from (computed once per file). */
+const bases = new WeakMap<ParsedFile, Map<number, ImageFact | undefined>>();
+
+/** The image a stage's chain of `FROM <stage>` starts from. */
+export function baseImage(file: ParsedFile, stage: number): ImageFact | undefined {
+  let memo = bases.get(file);
+  if (!memo) {
+    memo = new Map();
+    const byStage = new Map(file.images.map((image) => [image.stage, image]));
+    // Stages only build on earlier ones: in order, each stage's base is its parent's.
+    for (const image of file.images)
+      memo.set(
+        image.stage,
+        image.fromStage !== undefined && image.fromStage < image.stage
+          ? memo.get(image.fromStage)
+          : image.fromStage === undefined
+            ? image
+            : byStage.get(image.fromStage),
+      );
+    bases.set(file, memo);
+  }
+  return memo.get(stage);
 }

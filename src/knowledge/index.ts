@@ -1015,6 +1015,13 @@ export class KnowledgeBase {
     return this.cached('redHatPythonImage', name, () => (new RegExp(record.pattern).test(name) ? record : undefined));
   }
 
+  /** The record that says an image is for another vendor's accelerators (Ascend, Gaudi, Neuron, Intel), if it is. */
+  acceleratorImage(name: string): (Sourced & { readonly vendor: string }) | undefined {
+    return this.cached('acceleratorImage', name, () =>
+      this.data.images.acceleratorImages.find((record) => new RegExp(record.pattern).test(name)),
+    );
+  }
+
   /** The record that says an image is a minimal OS image outside Docker Hub (UBI, distroless: no CUDA), if it is. */
   osImage(name: string): Sourced | undefined {
     const record = this.data.images.osImages;

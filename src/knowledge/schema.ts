@@ -298,6 +298,13 @@ export const Images = z.strictObject({
   cpuByDefault: z.strictObject({ names: z.array(z.string()), ...sourced }),
   /** Red Hat's Python images on UBI and RHEL (a pattern of their names): none ships CUDA. */
   redHatPythonImages: z.strictObject({ pattern: z.string(), ...sourced }),
+  /**
+   * Images for accelerators other than NVIDIA's (Ascend, Gaudi, Neuron, Intel XPU), by name: none ships CUDA, and what
+   * they run does not run on NVIDIA GPUs. AMD's ROCm images are told by name in code (rocmImage).
+   */
+  acceleratorImages: z.array(
+    z.strictObject({ vendor: z.string(), pattern: z.string().refine(compiles, 'not a regular expression'), ...sourced }),
+  ),
   /** Minimal OS images outside Docker Hub (Red Hat's UBI, Google's distroless): none ships CUDA. */
   osImages: z.strictObject({ pattern: z.string().refine(compiles, 'not a regular expression'), ...sourced }),
   /** Docker Official Images (a selection): none ships CUDA. */
