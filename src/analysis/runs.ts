@@ -34,6 +34,10 @@ export function fleetScope(files: readonly ParsedFile[], kb: KnowledgeBase): Fle
       const workloads = cpuOnly.get(unit.root.path);
       if (workloads)
         return `The workloads that run this Dockerfile's image here get no GPU (${workloads.join(', ')}), so its CUDA is never loaded on the fleet's GPUs.`;
+      // A documentation build's requirements (Read the Docs, Sphinx, MkDocs): installed on a docs builder, which has
+      // no GPU (docs.readthedocs.com/platform/stable/builds.html: builds run in a Docker image on CPU builders).
+      if (unit.stage === undefined && unit.root.kind === 'requirements' && DOCS_REQUIREMENTS.test(unit.root.path))
+        return 'These are the requirements of a documentation build (by their name or folder), which runs on a docs builder without GPUs, not on the fleet.';
       // pip-compile's input beside its output (ai-on-gke's requirements.in and requirements.txt): the output is
       // what is installed, and it is judged.
       const output = unit.stage === undefined ? compiled.get(unit.root.path) : undefined;
@@ -43,6 +47,14 @@ export function fleetScope(files: readonly ParsedFile[], kb: KnowledgeBase): Fle
     },
   };
 }
+
+/**
+ * A requirements file of a documentation build: in a `docs`/`doc` folder (`docs/requirements.txt`,
+ * `docs/sphinx/requirements.txt`), or named for one (`requirements-docs.txt`, `docs-requirements.txt`,
+ * `requirements/readthedocs.txt`, `requirements/docs.txt`, `requirements-sphinx.txt`, `mkdocs-requirements.txt`).
+ */
+const DOCS_REQUIREMENTS =
+  /(?:^|\/)docs?\/|(?:^|[/_.-])(?:docs?|readthedocs|rtd|sphinx|mkdocs)(?:[_.-][^/]*)?\.(?:txt|in)$/i;
 
 /**
  * Dockerfiles that containers of the checked manifests run (a `cuda-gatekeeper.io/dockerfile` annotation, the
