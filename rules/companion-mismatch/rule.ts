@@ -150,7 +150,7 @@ export default defineRule({
             ...(fix ? { fix } : {}),
           });
         } else if (EXACT_PINS.has(name)) {
-          const pin = kb.companionPin(name, version);
+          const pin = kb.companionPin(name, version, pkg.extras);
           if (
             !pin ||
             pin.torch === torchVersion ||
@@ -305,6 +305,7 @@ function checkLockedRequirement(
 /** Packages whose release wheels require one exact torch (companions.json). */
 const EXACT_PINS: ReadonlySet<string> = new Set([
   'xformers',
+  'sglang',
   'torchtext',
   'torchdata',
   'vllm-flash-attn',

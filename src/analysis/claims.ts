@@ -834,9 +834,24 @@ function condaClaims({ file, pkg, subject, claimOf }: PackageSite, claims: CudaC
 }
 
 /** An apt package named for a CUDA version (`cuda-toolkit-12-4`) or with a `+cudaX.Y` version suffix. */
-function aptClaims({ pkg, claimOf }: PackageSite, claims: CudaClaim[]): void {
+function aptClaims({ file, pkg, subject, claimOf }: PackageSite, claims: CudaClaim[]): void {
   const byName = cudaFromAptName(pkg.name);
-  if (byName) claims.push(claimOf('apt', byName.cuda, 'minor'));
+  // cuDNN 9 is published for CUDA 11 (to 9.10), 12 and 13 under one name per major (`cudnn9-cuda-12`): a name
+  // written as is moves to the target's major.
+  const written = file.source.text.slice(pkg.nameSpan.start, pkg.nameSpan.end) === pkg.rawName && !pkg.via;
+  const rewrite =
+    byName?.precision === 'major' && written
+      ? (target: string): TextEdit[] | undefined => {
+          const major = target.split('.')[0]!;
+          if (!['12', '13'].includes(major)) return undefined;
+          const [from, to] = byName.range!;
+          return [{ path: file.path, range: [pkg.nameSpan.start + from, pkg.nameSpan.start + to], text: major }];
+        }
+      : undefined;
+  if (byName)
+    claims.push(
+      claimOf('apt', byName.cuda, byName.precision, rewrite ? { rewrite, subject, record: undefined } : undefined),
+    );
   const suffix = pkg.localLabel ? cudaFromLabel(pkg.localLabel) : undefined;
   if (suffix) claims.push(claimOf('apt', suffix.cuda, suffix.precision));
 }

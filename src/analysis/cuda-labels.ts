@@ -102,6 +102,11 @@ export function cudaFromCondaLabel(channel: string): string | undefined {
 
 /** apt package names that carry the CUDA version: `cuda-toolkit-12-4`, `libcublas-12-4`, `cuda-12-4`. */
 export function cudaFromAptName(name: string): LabelCuda | undefined {
+  // cuDNN 9's packages name the CUDA major they are built for (`cudnn9-cuda-12`, `libcudnn9-dev-cuda-13`, the
+  // `cudnn-cuda-12` meta package: NVIDIA's cuDNN installation guide, "Debian/Ubuntu: sudo apt-get -y install
+  // cudnn-cuda-12").
+  const cudnn = /^(?:lib)?cudnn\d*(?:-(?:dev|static|headers|samples))?-cuda-(\d{2})$/.exec(name);
+  if (cudnn) return { cuda: cudnn[1]!, precision: 'major', range: [name.length - 2, name.length] };
   const match =
     /^(?:cuda|cuda-[a-z0-9-]+|lib(?:cu[a-z0-9]+|npp[a-z]*|nvjpeg|nvjitlink|nvrtc|nvtoolsext))-(\d{1,2})-(\d)$/.exec(
       name,

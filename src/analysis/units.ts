@@ -593,7 +593,7 @@ function machineOf(markers: string | undefined): Machine {
  * are built per torch release). Only from PyPI: the PyTorch index serves xformers for each CUDA, vLLM publishes +cu118
  * wheels of its own, and a pip configuration the gate cannot read may name any index.
  */
-const CARRIES_TORCH_CUDA: ReadonlySet<string> = new Set(['vllm', 'xformers']);
+const CARRIES_TORCH_CUDA: ReadonlySet<string> = new Set(['vllm', 'xformers', 'sglang']);
 
 /** Packages whose exact pin goes with torch releases the knowledge records (companions.json `pins`). */
 const TORCH_BOUND: ReadonlySet<string> = new Set([
@@ -615,7 +615,7 @@ function builtWithTorch(
     return undefined;
   if (hidden || invocation?.indexes.some((index) => !isPypiIndex(index.url))) return undefined;
   const version = publicVersion(pkg.exact);
-  const pin = kb.companionPin(pkg.name, version);
+  const pin = kb.companionPin(pkg.name, version, pkg.extras);
   const tag = pin ? kb.torchRelease(pin.torch)?.pypiDefault : undefined;
   const cuda = tag ? cudaFromTag(tag) : undefined;
   if (!pin || !cuda) return undefined;
@@ -1072,7 +1072,7 @@ function exactPins(
       // vllm==0.10.2 requires torch==2.8.0 (its wheel's Requires-Dist): pip resolves a torch range beside it to that.
       if (CARRIES_TORCH_CUDA.has(pkg.name)) {
         const version = publicVersion(pkg.exact);
-        const pin = kb.companionPin(pkg.name, version);
+        const pin = kb.companionPin(pkg.name, version, pkg.extras);
         if (pin) add('torch', pin.torch);
       } else if (TORCH_BOUND.has(pkg.name)) {
         // torchdata 0.6.1 requires torch==2.0.1; torch 2.0.0 and 2.0.1 require triton==2.0.0: a torch range beside
@@ -1099,6 +1099,9 @@ const MAX_PINS = 16;
 /** Whether a range (or no version) of a package is met by an exact pin of it in the same unit. */
 function pinnedWithin(pins: ReadonlyMap<string, readonly string[]>, pkg: PackageFact): boolean {
   const versions = pins.get(pkg.name);
+  // torchvision or torchaudio with no pin of its own beside a pinned torch (`sglang[all]==0.5.2` requires torch 2.8.0):
+  // each release requires one torch exactly, so pip takes the one that goes with that torch, not today's newest.
+  if (!versions && (pkg.name === 'torchvision' || pkg.name === 'torchaudio')) return pins.has('torch');
   if (!versions) return false;
   if (pkg.specifier === '' || versions.length > MAX_PINS) return true;
   return versions.some((version) => admits(pkg.specifier, version));

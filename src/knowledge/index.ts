@@ -478,9 +478,17 @@ export class KnowledgeBase {
     return this.data.companions.pins.filter((pin) => pin.package === pkg);
   }
 
-  /** The pin of one release of `pkg` (`vllm` 0.6.3 → torch 2.4.0), where the knowledge has it. */
-  companionPin(pkg: string, version: string): CompanionPin | undefined {
-    return this.data.companions.pins.find((pin) => pin.package === pkg && pin.version === version);
+  /**
+   * The pin of one release of `pkg` (`vllm` 0.6.3 → torch 2.4.0), where the knowledge has it and the requirement's
+   * `extras` bring it (`sglang[all]==0.5.2` → torch 2.8.0; `sglang==0.5.2` requires no torch).
+   */
+  companionPin(pkg: string, version: string, extras: readonly string[] = []): CompanionPin | undefined {
+    return this.data.companions.pins.find(
+      (pin) =>
+        pin.package === pkg &&
+        pin.version === version &&
+        (pin.extras === undefined || pin.extras.some((extra) => extras.includes(extra))),
+    );
   }
 
   /** The CUDA majors a release of `pkg` ships libraries for, where recorded (bitsandbytes). */

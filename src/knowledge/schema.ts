@@ -126,6 +126,11 @@ export const CompanionPin = z.strictObject({
    * against torch 2.5.0). A torch outside it is refused by pip or replaced; one inside it is what the wheel accepts.
    */
   requires: z.string().optional(),
+  /**
+   * The extras that bring the torch requirement (`sglang[srt]`, `sglang[all]` up to 0.5.2): without one of them the
+   * package requires no torch. Absent: its base dependencies do.
+   */
+  extras: z.array(z.string()).optional(),
   ...sourced,
 });
 export type CompanionPin = z.infer<typeof CompanionPin>;
