@@ -28,8 +28,12 @@ export function fleetScope(files: readonly ParsedFile[], kb: KnowledgeBase): Fle
       // A stage on another vendor's accelerator image (Ascend's CANN, ROCm): what it installs runs on those.
       const base =
         unit.stage !== undefined && unit.root.kind === 'dockerfile' ? baseImage(unit.root, unit.stage) : undefined;
-      const vendor = base && otherAccelerator(base, kb);
-      if (vendor)
+      // Not where the stage installs NVIDIA's CUDA itself (ollama builds its CUDA backends on ROCm's dev image).
+      const vendor =
+        base && !unit.claims.some((claim) => claim.kind === 'apt' || claim.kind === 'env')
+          ? otherAccelerator(base, kb)
+          : undefined;
+      if (base && vendor)
         return `This stage is built on ${base.reference}, an image for ${vendor}, which ships no CUDA: what it installs runs there, not on the fleet's NVIDIA GPUs.`;
       const workloads = cpuOnly.get(unit.root.path);
       if (workloads)
@@ -54,7 +58,7 @@ export function fleetScope(files: readonly ParsedFile[], kb: KnowledgeBase): Fle
  * `requirements/readthedocs.txt`, `requirements/docs.txt`, `requirements-sphinx.txt`, `mkdocs-requirements.txt`).
  */
 const DOCS_REQUIREMENTS =
-  /(?:^|\/)docs?\/|(?:^|[/_.-])(?:docs?|readthedocs|rtd|sphinx|mkdocs)(?:[_.-][^/]*)?\.(?:txt|in)$/i;
+  /(?:^|\/)docs?\/|(?:^|\/)(?:(?:docs?|readthedocs|rtd|sphinx|mkdocs)(?:[_.-]requirements?)?|requirements?[_.-](?:docs?|readthedocs|rtd|sphinx|mkdocs))\.(?:txt|in)$/i;
 
 /**
  * Dockerfiles that containers of the checked manifests run (a `cuda-gatekeeper.io/dockerfile` annotation, the
