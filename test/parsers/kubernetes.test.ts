@@ -329,7 +329,7 @@ spec:
     ]);
   });
 
-  it('templated images are read but not judged; YAML errors are positioned problems, never a crash', () => {
+  it('templated images are read but not judged; YAML errors are positioned problems (notices without GPUs), never a crash', () => {
     const templated = manifest(DEPLOYMENT.replace('"ghcr.io/acme/trainer:1.4"', '"${REGISTRY}/trainer:${TAG}"'));
     expect(templated.containers[1]!.image.unresolved).toBeDefined();
     const broken = manifest(codeBlock`
@@ -338,9 +338,22 @@ spec:
       spec:
         containers:
           - image: [unclosed
+            resources: { limits: { nvidia.com/gpu: 1 } }
     `);
     expect(broken.problems.length).toBeGreaterThan(0);
     expect(broken.problems[0]!.message).toMatch(/^YAML: /);
+    // One that asks for no GPU anywhere in its text hides no CUDA that is loaded: a notice, with YAML's reason.
+    const sample = manifest(codeBlock`
+      apiVersion: v1
+      kind: Pod
+      spec:
+        containers:
+          - image: {username}/torchserve:latest
+    `);
+    expect(sample.problems).toEqual([]);
+    expect(sample.unresolved.map((fact) => [fact.reason, fact.fails])).toEqual([
+      ['YAML cannot read it (YAML: Unexpected scalar at node end) (it asks for no NVIDIA GPU)', undefined],
+    ]);
     const lookalike = manifest(codeBlock`
       apiVersion: v1
       kind: Pod

@@ -134,7 +134,19 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
       // its containers is guessed at. What a failed document covers runs to the next one: its range may stop where
       // YAML gave up (a chart's `{{- if .Values.enabled }}` first line ends it there).
       const through = list[i + 1]?.range?.[0] ?? text.length;
-      if (isTemplate(body)) templateNotChecked(sink, text.slice(start, Math.max(end, through)), start, text);
+      const whole = text.slice(start, Math.max(end, through));
+      if (isTemplate(body)) templateNotChecked(sink, whole, start, text);
+      // A document that asks for no NVIDIA GPU anywhere in its text (a sample with an `{username}` placeholder) hides
+      // no CUDA that is loaded: said not checked as a notice, with YAML's reason, not failed.
+      else if (!asksForGpus(whole) && !GPU_BY_KIND_NAME.test(whole))
+        notChecked(
+          sink,
+          whole,
+          start,
+          `YAML cannot read it (${yamlProblem(doc.errors[0]!, text).message})`,
+          text,
+          false,
+        );
       else for (const error of doc.errors) sink.problems.push(yamlProblem(error, text));
       continue;
     }
