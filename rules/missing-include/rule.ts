@@ -29,6 +29,8 @@ export default defineRule({
     standardInput: 'this install reads its requirements from standard input ({{target}}), which is not checked',
     setupPy:
       '{{project}} is installed here from its {{setup}}, whose requirements are not read: what it installs is not checked',
+    clonedProject:
+      'the project of the clone of {{url}} is installed here, and its requirements are not read: what it installs is not checked',
   },
   helps: {
     deleted: '{{how}}. Restore {{target}}, or change this line to install the file that replaces it.',
@@ -36,6 +38,8 @@ export default defineRule({
       'The file comes from outside the repository ({{from}}), so cuda-gatekeeper cannot read what it installs. Check the file where it is made (cuda-gatekeeper check FILE), or add it to the repository and install that copy. If the path is a mistake, the install fails when it runs ({{tool}} stops with "{{error}}").',
     setupPy:
       "A setup.py is a Python program: its install_requires is known only when it runs, and cuda-gatekeeper reads what files state. Declare the requirements in pyproject.toml's [project] table (PEP 621; setuptools reads it too) or in a requirements file the Dockerfile installs, to have them checked. Source: https://packaging.python.org/en/latest/guides/writing-pyproject-toml/",
+    clonedProject:
+      "The project's pyproject.toml or setup.py is in the clone the build makes, not in this repository, so cuda-gatekeeper cannot read what it installs (a project may pin or replace torch: `pip install .` installs its dependencies unless told `--no-deps`). Check that project's requirements where they are (cuda-gatekeeper check in its checkout at the revision cloned), or pin what matters in a requirements file this build installs.",
     standardInput:
       'The requirements come from the command before the pipe (`grep torch requirements.txt | pip install -r /dev/stdin`), which cuda-gatekeeper does not run. Install a file of the repository instead (the file the pipe filters, or a requirements file that pins what it installs) to have it checked.',
   },
@@ -45,7 +49,16 @@ export default defineRule({
       const image = formatOf(file.kind).units === 'stages';
       for (const include of file.includes) {
         if (include.copiedOnly && include.target.endsWith(PYPROJECT)) {
-          setupPyProject(file, include, present, fileExists, report);
+          // `git clone URL && cd repo && pip install .`: the project is the clone's.
+          if (include.cloned)
+            report({
+              messageId: 'clonedProject',
+              data: { url: include.cloned.url },
+              file,
+              span: include.span,
+              severity: 'notice',
+            });
+          else setupPyProject(file, include, present, fileExists, report);
           continue;
         }
         if (include.optional || include.copiedOnly || include.exported || /[$`]/.test(include.target)) continue;

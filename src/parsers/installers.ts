@@ -894,6 +894,8 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
   if (args[i]?.text !== 'install') return false;
   const rest = args.slice(i + 1);
   const context = addRequirementsContext(sink, tool, commandSpan(args), { stage, ...(python ? { python } : {}) });
+  // `--no-deps` installs the named packages and local projects alone, none of their dependencies.
+  const noDeps = rest.some((word) => word.text === '--no-deps');
   for (let j = 0; j < rest.length; j++) {
     const word = rest[j]!;
     if (word.text.startsWith('-') && word.text.length > 1) {
@@ -951,7 +953,7 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
         const fact = { kind: spec.role, target: valueText, targetSpan: valueSpan, span, context: context.id };
         sink.addInclude(context, fact);
       } else if (spec.role === 'editable' && value) {
-        recordPipRequirement(sink, value, context);
+        recordPipRequirement(sink, value, context, noDeps);
       } else if (spec.role === 'torch-backend' && valueText === 'auto') {
         sink.options.push({ name: 'torch-backend-auto', span, context: context.id });
       } else if (spec.role === 'torch-backend' && value) {
@@ -961,13 +963,15 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
       }
       continue;
     }
-    recordPipRequirement(sink, word, context);
+    recordPipRequirement(sink, word, context, noDeps);
   }
   return true;
 }
 
-function recordPipRequirement(sink: FactSink, word: Word, context: ContextDraft): void {
+function recordPipRequirement(sink: FactSink, word: Word, context: ContextDraft, noDeps = false): void {
   if (isLocalProject(word.text)) {
+    // With `--no-deps` pip installs the project alone: what its metadata requires is not installed.
+    if (noDeps) return;
     // A local project: its metadata says what it installs. A Dockerfile's `pip install .[cu124]` installs the
     // pyproject.toml there, as pip reads it: [project] dependencies and the extras named, from this command's
     // indexes (pip knows nothing of [tool.uv.sources] or Poetry's sources). A setup.py project has none.
