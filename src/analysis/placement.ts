@@ -35,13 +35,34 @@ export interface Selection {
 
 type Match = 'yes' | 'no' | 'unknown';
 
+/**
+ * The managed services' labels that name a node's GPU model: GKE's `cloud.google.com/gke-accelerator`
+ * (`nvidia-h200-141gb`, `nvidia-tesla-t4`, `nvidia-l4`: cloud.google.com/kubernetes-engine/docs/how-to/gpus) and
+ * Karpenter's `karpenter.k8s.aws/instance-gpu-name` (`a100`, `l4`: karpenter.sh/docs/reference/instance-types). A
+ * pool whose GPUs the baseline names carries the value of its model.
+ */
+const ACCELERATOR_LABELS = new Set(['cloud.google.com/gke-accelerator', 'karpenter.k8s.aws/instance-gpu-name']);
+
+/** A GPU model from such a label's value: `nvidia-h100-mega-80gb` → `H100`, `nvidia-tesla-a100` → `A100`. */
+function acceleratorProduct(value: string): string {
+  return value
+    .toLowerCase()
+    .replace(/^nvidia-/, '')
+    .replace(/^tesla-/, '')
+    .replace(/-(?:mega-)?\d+gb$/, '')
+    .replace(/-/g, ' ')
+    .toUpperCase();
+}
+
 export function selectPools(pools: readonly Pool[], placement: Placement | undefined, kb: KnowledgeBase): Selection {
   const requirements = placement ? [...placement.selector, ...placement.terms.flat()] : [];
   if (!placement || requirements.length === 0) return { pools, narrowed: false, by: [] };
   const holds = (pool: Pool, requirement: LabelRequirement): boolean =>
-    (requirement.key === 'nvidia.com/gpu.product' && pool.labels[requirement.key] === undefined
+    (pool.labels[requirement.key] === undefined && requirement.key === 'nvidia.com/gpu.product'
       ? productMatch(requirement, pool, kb)
-      : matches(requirement, labelOf(pool, requirement.key, pools, kb))) !== 'no';
+      : pool.labels[requirement.key] === undefined && ACCELERATOR_LABELS.has(requirement.key)
+        ? productMatch({ ...requirement, values: requirement.values.map(acceleratorProduct) }, pool, kb)
+        : matches(requirement, labelOf(pool, requirement.key, pools, kb))) !== 'no';
   const selected = pools.filter(
     (pool) =>
       placement.selector.every((requirement) => holds(pool, requirement)) &&

@@ -702,6 +702,13 @@ describe('which pools a node selection allows', () => {
     expect(names(placement({}, [[['nvidia.com/cuda.driver.major', 'Gt', ['560']]]]))).toEqual(['h200', 'dev']);
     expect(names(placement({}, [[['nvidia.com/gpu.product', 'NotIn', ['NVIDIA-H200']]]]))).toEqual(['a100', 'dev']);
     expect(names(placement({ 'kubernetes.io/arch': 'amd64' }))).toEqual(['a100', 'h200', 'dev']);
+    // GKE's and Karpenter's labels that name the GPU model are known from the pool's GPUs.
+    expect(names(placement({ 'cloud.google.com/gke-accelerator': 'nvidia-h200-141gb' }))).toEqual(['h200']);
+    expect(names(placement({ 'cloud.google.com/gke-accelerator': 'nvidia-tesla-a100' }))).toEqual(['a100']);
+    expect(names(placement({ 'karpenter.k8s.aws/instance-gpu-name': 'a100' }))).toEqual(['a100']);
+    expect(selectPools(pools, placement({ 'cloud.google.com/gke-accelerator': 'nvidia-b200' }), kb).unmatched).toMatch(
+      /matches no pool/,
+    );
     // Terms are ORed, expressions within one ANDed.
     expect(
       names(
