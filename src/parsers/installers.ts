@@ -5,6 +5,7 @@ import { isLocalProject, normalizePythonName, parsePythonRequirement, vcsBuild }
 import { addRequirementsContext } from './requirements/parse.js';
 import type { Command, Resolver, Word } from './shell.js';
 import type { Span } from './source.js';
+import { MappedBuilder, type Mapped } from './mapped.js';
 
 /**
  * Recognise package-manager invocations in one simple shell command (from a Dockerfile RUN) and record
@@ -492,6 +493,37 @@ function localProjectInclude(sink: FactSink, word: Word, context: ContextDraft):
     copiedOnly: true,
   };
   sink.addInclude(context, fact);
+}
+
+/**
+ * A wheel URL whose variables are all in its Python, ABI (or build) tags, with its name, version and platform
+ * written: the same address with those tags as `py3-none` (a wheel file name is `name-version[-build]-python-abi-
+ * platform.whl`, packaging.python.org/en/latest/specifications/binary-distribution-format/), mapped to the file
+ * where it is written. Undefined for anything else.
+ */
+function wheelOfUnknownPython(word: Word): Mapped | undefined {
+  const text = word.text;
+  const query = text.search(/[#?]/);
+  const path = query < 0 ? text : text.slice(0, query);
+  const slash = path.lastIndexOf('/');
+  if (!/^https?:\/\//i.test(text) || !path.endsWith('.whl') || slash < 0 || path.slice(0, slash).includes('$'))
+    return undefined;
+  const name = path.slice(slash + 1);
+  const version = /^[A-Za-z0-9_.]+-[A-Za-z0-9_.!]+(?:%2B|\+)?[A-Za-z0-9_.]*-/i.exec(name);
+  const platform = name.lastIndexOf('-');
+  if (
+    !version ||
+    platform < version[0].length ||
+    /\$/.test(name.slice(platform)) ||
+    /\$/.test(name.slice(0, version[0].length))
+  )
+    return undefined;
+  if (query >= 0 && text.slice(query).includes('$')) return undefined;
+  const builder = new MappedBuilder();
+  builder.pushMapped(word.mapped.slice(0, slash + 1 + version[0].length));
+  builder.pushSegment('py3-none', -1, word.span);
+  builder.pushMapped(word.mapped.slice(slash + 1 + platform));
+  return builder.build();
 }
 
 /** `pip`, `pip3`, `pip3.11`. */
@@ -983,6 +1015,15 @@ function recordPipRequirement(sink: FactSink, word: Word, context: ContextDraft,
     return;
   }
   if (word.unresolved) {
+    // A wheel's address whose only unknown is its Python and ABI tags (deepops: `…/whl/cu101/torch-1.6.0%2Bcu101-
+    // ${PYTAGS}-linux_x86_64.whl`, PYTAGS set by `python -c` in the RUN): its name, version and CUDA are written, and
+    // read; the tags only decide which Python it installs on.
+    const wheel = wheelOfUnknownPython(word);
+    const parsed = wheel ? parsePythonRequirement(wheel) : undefined;
+    if (parsed?.ok) {
+      sink.packages.push(inContext(parsed.fact, context.id));
+      return;
+    }
     sink.unresolved.push({ span: word.span, text: word.text, reason: word.unresolved });
     return;
   }

@@ -774,3 +774,31 @@ describe('a lock exported to a requirements file', () => {
     ]);
   });
 });
+
+describe('a wheel address whose Python tags are only known when the build runs', () => {
+  const parse = (url: string) =>
+    parseDockerfile(
+      'Dockerfile',
+      `FROM nvidia/cuda:11.2.2-devel-ubuntu20.04\nRUN PYTAGS=$(python tags.py) && pip install ${url}\n`,
+    );
+
+  it('reads its name, version and CUDA, and says nothing is unknown but the tags', () => {
+    const file = parse('https://download.pytorch.org/whl/cu101/torch-1.7.1%2Bcu101-${PYTAGS}-linux_x86_64.whl');
+    expect(file.packages.map((pkg) => [pkg.name, pkg.exact, pkg.localLabel])).toEqual([
+      ['torch', '1.7.1+cu101', 'cu101'],
+    ]);
+    expect(file.unresolved).toEqual([]);
+  });
+
+  it('stays not checked where the name, version or platform is the unknown part', () => {
+    for (const url of [
+      'https://download.pytorch.org/whl/cu101/torch-${V}%2Bcu101-cp38-cp38-linux_x86_64.whl',
+      'https://download.pytorch.org/whl/cu101/torch-1.7.1%2Bcu101-cp38-cp38-${PLATFORM}.whl',
+      'https://download.pytorch.org/whl/${CU}/torch-1.7.1-cp38-cp38-linux_x86_64.whl',
+    ]) {
+      const file = parse(url);
+      expect(file.packages, url).toEqual([]);
+      expect(file.unresolved.length, url).toBe(1);
+    }
+  });
+});
