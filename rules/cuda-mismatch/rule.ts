@@ -37,6 +37,50 @@ const WHY: Readonly<Record<'major' | 'minor' | 'olderMinor', string>> = {
 const PIN_BUILD =
   ' Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it.';
 
+/**
+ * An unpinned torch whose build depends on a Python the unit does not say (Unit.alternatives), beside a target of
+ * another CUDA major than some of its builds (torch, CUDA 13.0 on Python 3.10 and later, beside `cugraph-cu12`): an
+ * error where every build misses the target's major, a warning naming the Pythons where only some do.
+ */
+function checkAlternatives(unit: Unit, kb: KnowledgeBase, report: Reporter<MessageId>): void {
+  const target = unit.target;
+  if (!target || !unit.alternatives) return;
+  const major = (claim: CudaClaim) => claimCuda(claim).split('.')[0];
+  for (const either of unit.alternatives) {
+    if (either.claims.includes(target)) continue;
+    const missing = either.claims.filter((claim) => major(claim) !== major(target));
+    if (missing.length === 0) continue;
+    const first = either.claims[0]!;
+    const builds = either.claims
+      .map((claim) => `torch ${claim.newest!.replace(' on ', ` (CUDA ${claimCuda(claim)}) on `)}`)
+      .join(' or ');
+    const all = missing.length === either.claims.length;
+    report({
+      messageId: 'byPython',
+      data: {
+        subject: first.subject,
+        builds,
+        unknown: either.unknown,
+        mismatch: all
+          ? `whichever it is, its CUDA ${[...new Set(missing.map(claimCuda))].join(' or ')} build is of another major than`
+          : `on ${missing.map((claim) => claim.newest!.split(' on ')[1]).join(', ')} its CUDA ${[...new Set(missing.map(claimCuda))].join(' or ')} build is of another major than`,
+        target: target.subject,
+        expected: claimCuda(target),
+        expectedMajor: major(target)!,
+        foundMajor: major(missing[0]!)!,
+        sources: [...new Set(either.claims.flatMap((claim) => (claim.record ? [cite(claim.record)] : [])))].join('; '),
+      },
+      file: first.file,
+      span: first.span,
+      severity: all ? 'error' : 'warning',
+      unverified: majorsUnverified(missing[0]!, target, kb),
+      related: [
+        { file: target.file, span: target.span, message: `CUDA ${claimCuda(target)} is set here (${unit.label})` },
+      ],
+    });
+  }
+}
+
 /** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
 const MESSAGES = {
   major: '{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}}',
@@ -67,6 +111,7 @@ const MESSAGES = {
   unknownIndex:
     '{{subject}} comes from {{index}}, an index whose builds are not known here, so it is not compared with {{target}} (CUDA {{expected}})',
   ...TENSORFLOW_MESSAGES,
+  byPython: '{{subject}} installs {{builds}}; {{unknown}}, and {{mismatch}} {{target}} (CUDA {{expected}})',
 };
 type MessageId = keyof typeof MESSAGES;
 
@@ -97,6 +142,7 @@ export default defineRule({
     pypiOtherMachine:
       "The knowledge base records which CUDA PyPI's torch wheels are built for on Linux x86_64 only. Pin the build from a PyTorch index (torch==X+cuYYY with --index-url https://download.pytorch.org/whl/cuYYY, which serves aarch64 wheels too) to have it checked.{{evidence}}",
     ...TENSORFLOW_HELPS,
+    byPython: `pip installs the newest torch release that has wheels for the Python it runs with, and PyPI's torch wheels of a release are built for one CUDA ({{sources}}): which CUDA this install gets depends on the Python. ${WHY.major} Pin torch to a release built for CUDA {{expected}} (from the PyTorch index of that CUDA), or build on an image whose Python is known.`,
     bundledRuntime:
       "pip's CUDA wheels (torch from PyPI or a PyTorch index, the nvidia-*-cu{{foundMajor}} libraries) carry their CUDA libraries and load those, not a conda environment's cudatoolkit, whose CUDA {{expectedMajor}} libraries have other file names: the environment runs where the driver supports CUDA {{found}}, and cudatoolkit is unused by them (PyTorch's maintainers: discuss.pytorch.org/t/103552). A conda package built against cudatoolkit {{expected}} would meet CUDA {{found}} in one process. Remove cudatoolkit, or install the builds for CUDA {{expected}}.{{evidence}}",
     metaPackage:
@@ -142,6 +188,7 @@ export default defineRule({
             report,
           );
     }
+    for (const unit of units) checkAlternatives(unit, kb, report);
     for (const unit of units) checkFloors(unit, report);
     for (const unit of units) checkTensorflow(unit, kb, report);
     for (const unit of units) if (unit.target) reportUnknownBuilds(unit, unit.target, report);
