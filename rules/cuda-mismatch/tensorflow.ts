@@ -21,6 +21,8 @@ export const TENSORFLOW_MESSAGES = {
     '{{subject}} loads the CUDA {{generation}} libraries of the image it runs in (it is built for CUDA {{found}}), but {{target}} ships CUDA {{expected}}: TensorFlow finds no GPU libraries there and runs on the CPU',
   tensorflowMachineRange:
     'every TensorFlow release {{subject}} admits loads the CUDA {{generation}} libraries of the image it runs in (built for CUDA {{found}}), but {{target}} ships CUDA {{expected}}: TensorFlow finds no GPU libraries there and runs on the CPU',
+  tensorflowLibraries:
+    '{{subject}} loads {{needs}}, but {{target}} {{has}}: TensorFlow finds no GPU libraries there and runs on the CPU',
   tensorflowConda:
     "{{subject}} loads the CUDA {{generation}} libraries of the machine (it is built for CUDA {{found}}), but the environment's {{target}} gives CUDA {{expected}}: unless the machine has CUDA {{generation}} libraries of its own, TensorFlow finds none and runs on the CPU",
 } as const;
@@ -33,6 +35,7 @@ const HELP = `TensorFlow's pip package does not bring CUDA (only \`tensorflow[an
 export const TENSORFLOW_HELPS = {
   tensorflowMachine: HELP,
   tensorflowMachineRange: HELP,
+  tensorflowLibraries: `TensorFlow's pip package brings no CUDA libraries: it opens the image's by name when it starts (the CUDA runtime, cuBLAS, cuFFT, cuSOLVER, cuSPARSE and cuDNN), and where one is missing it logs "Cannot dlopen some GPU libraries" and skips every GPU, so the job runs on the CPU without failing. {{why}} NVIDIA's nvidia/cuda images ship the CUDA runtime alone in their base flavour, CUDA's math libraries from runtime on, and cuDNN only in their cudnn tags (cudnn8: cuDNN 8; cudnn: cuDNN 9) (gitlab.com/nvidia/container-images/cuda, dist/<version>/<os>/<flavour>/cudnn). Use {{fix}}, or install the libraries in the image (apt's libcudnn9-cuda-12, say), or install tensorflow[and-cuda] (TF 2.15 and later), which brings them as pip wheels. Sources: TensorFlow's tested build configurations, {{evidence}}; ${TF_PIP}`,
   tensorflowConda: `${HELP} TensorFlow's instructions for a conda environment's cudatoolkit put the environment's lib folder on LD_LIBRARY_PATH, so those are the libraries it finds; the machine's own are not known here.`,
 } as const;
 
@@ -65,7 +68,10 @@ function loadsMachineCuda(pkg: PackageFact, lowest: string): boolean {
  */
 function generation(cuda: string): string | undefined {
   const [major, minor] = cuda.split('.');
-  if (Number(major) >= 11) return major;
+  // CUDA 11.0's cuSOLVER is libcusolver.so.10, 11.1 and later's libcusolver.so.11: TensorFlow 2.4 (CUDA 11.0) finds
+  // no cuSOLVER on CUDA 11.1+, and 2.5 (CUDA 11.2) none on 11.0 (tensorflow/tensorflow#45848, #43947).
+  if (major === '11') return minor === undefined ? undefined : minor === '0' ? '11.0' : '11';
+  if (Number(major) >= 12) return major;
   return minor === undefined ? undefined : `${major}.${minor}`;
 }
 
@@ -117,7 +123,10 @@ export function checkTensorflow(unit: Unit, kb: KnowledgeBase, report: Reporter<
     const generations = new Set(rows?.map((row) => generation(row.cuda)));
     if (!rows || generations.size !== 1) continue;
     const found = generation(rows[0]!.cuda)!;
-    if (found === expectedGeneration) continue;
+    if (found === expectedGeneration) {
+      if (!conda) checkImageLibraries(unit, target, file, pkg, rows, kb, report);
+      continue;
+    }
     const major = found.split('.')[0]!;
     if (librariesBeside(unit, target, major)) continue;
     // A range the image's own TensorFlow meets is kept (an NGC TensorFlow image, tensorflow/tensorflow:…-gpu).
@@ -182,4 +191,66 @@ function fixes(file: ParsedFile, pkg: PackageFact, wanted: string, kb: Knowledge
       },
     ],
   };
+}
+
+/**
+ * An nvidia/cuda image of TensorFlow's CUDA that lacks libraries it opens: a base flavour (the CUDA runtime alone), or
+ * a tag without the cuDNN major the release is built with (`12.4.1-cudnn-runtime` ships cuDNN 9, which TensorFlow
+ * 2.16, built with cuDNN 8.9, does not open; `12.4.1-runtime` none). Not where the unit installs those libraries
+ * itself (apt, pip or conda packages of cuDNN or of CUDA's libraries).
+ */
+function checkImageLibraries(
+  unit: Unit,
+  target: CudaClaim,
+  file: ParsedFile,
+  pkg: PackageFact,
+  rows: readonly TensorflowRelease[],
+  kb: KnowledgeBase,
+  report: Reporter<MessageId>,
+): void {
+  const image = target.image;
+  if (!image?.tag || !kb.isNvidiaCuda(image.registry, image.repository)) return;
+  const tag = kb.nvidiaCudaTag(image.tag);
+  if (!tag) return;
+  const cudnns = [...new Set(rows.map((row) => row.cudnn.split('.')[0]!))];
+  if (cudnns.length !== 1) return;
+  const wanted = cudnns[0]!;
+  const shipped = tag.cudnn === undefined ? undefined : tag.cudnn === 'cudnn' ? '9' : tag.cudnn.replace('cudnn', '');
+  const installs = (test: RegExp) => unit.packages.some(({ pkg: other }) => test.test(other.name));
+  const missing: { needs: string; has: string }[] = [];
+  if (
+    tag.flavour === 'base' &&
+    !installs(/^(?:cuda-libraries|cuda-toolkit|cuda-runtime|libcublas|nvidia-cublas|cuda$)/)
+  )
+    missing.push({
+      needs: "CUDA's math libraries (cuBLAS, cuFFT, cuSOLVER, cuSPARSE)",
+      has: 'is a base image with the CUDA runtime alone',
+    });
+  else if (shipped !== wanted && !installs(/cudnn/))
+    missing.push({
+      needs: `cuDNN ${wanted} (libcudnn.so.${wanted}; it is built with cuDNN ${rows[0]!.cudnn})`,
+      has: shipped === undefined ? 'ships no cuDNN (its tag names none)' : `ships cuDNN ${shipped}`,
+    });
+  for (const { needs, has } of missing)
+    report({
+      messageId: 'tensorflowLibraries',
+      data: {
+        subject: `${pkg.rawName}${pkg.specifier}`,
+        needs,
+        target: target.subject,
+        has,
+        why: pkg.exact
+          ? `TensorFlow ${rows[0]!.version} was built and tested with CUDA ${rows[0]!.cuda} and cuDNN ${rows[0]!.cudnn}.`
+          : `The releases it admits were built with cuDNN ${[...new Set(rows.map((row) => row.cudnn))].join(' or ')}.`,
+        fix:
+          tag.flavour === 'base' || shipped === undefined
+            ? `an image with ${tag.flavour === 'base' ? "CUDA's libraries and " : ''}cuDNN ${wanted} (nvidia/cuda:${tag.version}-${wanted === '9' ? 'cudnn' : `cudnn${wanted}`}-runtime-…, where NVIDIA publishes that tag)`
+            : `a TensorFlow release built with cuDNN ${shipped}, or an image tag with cuDNN ${wanted}`,
+        evidence: cite(rows[0]!),
+      },
+      file,
+      span: pkg.span,
+      severity: 'error',
+      related: [{ file: target.file, span: target.span, message: `${target.subject} ${has}` }],
+    });
 }
