@@ -42,6 +42,12 @@ export function fleetScope(files: readonly ParsedFile[], kb: KnowledgeBase): Fle
       // no GPU (docs.readthedocs.com/platform/stable/builds.html: builds run in a Docker image on CPU builders).
       if (unit.stage === undefined && unit.root.kind === 'requirements' && DOCS_REQUIREMENTS.test(unit.root.path))
         return 'These are the requirements of a documentation build (by their name or folder), which runs on a docs builder without GPUs, not on the fleet.';
+      // A requirements file named for another platform (`requirements-mps.txt`, `requirements_rocm.txt`, `-cpu`):
+      // installed where that platform runs (LocalAI's mps files, by its darwin build script alone).
+      const platform =
+        unit.stage === undefined && unit.root.kind === 'requirements' ? otherPlatform(unit.root.path) : undefined;
+      if (platform)
+        return `These requirements are named for ${platform}, where their torch does not load CUDA on the fleet's NVIDIA GPUs.`;
       // pip-compile's input beside its output (ai-on-gke's requirements.in and requirements.txt): the output is
       // what is installed, and it is judged.
       const output = unit.stage === undefined ? compiled.get(unit.root.path) : undefined;
@@ -59,6 +65,25 @@ export function fleetScope(files: readonly ParsedFile[], kb: KnowledgeBase): Fle
  */
 const DOCS_REQUIREMENTS =
   /(?:^|\/)docs?\/|(?:^|\/)(?:(?:docs?|readthedocs|rtd|sphinx|mkdocs)(?:[_.-]requirements?)?|requirements?[_.-](?:docs?|readthedocs|rtd|sphinx|mkdocs))\.(?:txt|in)$/i;
+
+/** The platform a requirements file is named for, where it names one other than NVIDIA's GPUs. */
+function otherPlatform(path: string): string | undefined {
+  const name = path.slice(path.lastIndexOf('/') + 1).toLowerCase();
+  const word =
+    /(?:^|[_.-])(mps|darwin|macos|osx|cpu|rocm\d*|xpu|npu|hpu|gaudi|tpu|neuron|intel|ascend)(?:[_.-]|$)/.exec(
+      name.replace(/\.(?:txt|in)$/, ''),
+    )?.[1];
+  if (!word || !(/requirements?|^reqs?[_.-]|[_.-]reqs?$/.test(name) || /(?:^|\/)requirements\//.test(path)))
+    return undefined;
+  if (word === 'mps' || word === 'darwin' || word === 'macos' || word === 'osx') return 'macOS (Apple silicon)';
+  if (word === 'cpu') return 'CPUs';
+  if (word.startsWith('rocm')) return 'AMD GPUs (ROCm)';
+  if (word === 'npu' || word === 'ascend') return 'Ascend NPUs';
+  if (word === 'hpu' || word === 'gaudi') return 'Intel Gaudi';
+  if (word === 'tpu') return 'TPUs';
+  if (word === 'neuron') return 'AWS Neuron';
+  return 'Intel GPUs (XPU)';
+}
 
 /**
  * Dockerfiles that containers of the checked manifests run (a `cuda-gatekeeper.io/dockerfile` annotation, the
