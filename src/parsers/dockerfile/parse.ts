@@ -81,6 +81,23 @@ class InlineFiles {
           this.write(stage, path, null);
   }
 
+  /** Files a command's output was redirected to (`pip freeze > /tmp/constraints.txt`), by stage. */
+  private readonly made = new Map<number, Set<string>>();
+
+  make(stage: number, path: string): void {
+    let files = this.made.get(stage);
+    if (!files) this.made.set(stage, (files = new Set()));
+    files.add(path.replace(/^\.\//, ''));
+  }
+
+  /** Whether a command of `stage` or of a stage it is built on wrote `path` by a redirect. */
+  wasMade(stage: number, path: string): boolean {
+    const key = path.replace(/^\.\//, '');
+    for (let at: number | undefined = stage; at !== undefined; at = this.parents.get(at))
+      if (this.made.get(at)?.has(key)) return true;
+    return false;
+  }
+
   /** The lines written at `path` that `stage` sees, if any. */
   read(stage: number, path: string): LineRange | undefined {
     const key = path.replace(/^\.\//, '');
@@ -760,6 +777,8 @@ function recordRun(
     let exported = exports.get(stage);
     if (!exported) exports.set(stage, (exported = []));
     for (const [k, command] of commands.entries()) {
+      const redirected = stdout[k];
+      if (redirected && !redirected.startsWith('/dev/')) inline.make(stage, redirected);
       // RUN flags (--mount=…, --network=…) precede the command.
       const words =
         command[0]?.text.startsWith('--') &&
@@ -802,6 +821,17 @@ function recordRun(
             );
           else if (moved !== undefined) sink.moveInclude(context, include, moved === '' ? include.target : moved);
         }
+      // Constraints an earlier command wrote by a redirect (`pip list --format=freeze | awk … > constraints.txt`): made
+      // by the build from what is installed, they limit versions to it and install nothing, so there is nothing to
+      // check. (A requirements file made so stays an include no file answers: it may install anything.)
+      for (const context of sink.contexts.slice(before))
+        for (const include of [...context.includes])
+          if (
+            include.kind === 'constraint' &&
+            inline.wasMade(stage, include.target) &&
+            !inline.read(stage, include.target)
+          )
+            sink.dropInclude(context, include);
       // `-r /dev/stdin <<EOF`, or `-r` of a file a here-document of this stage wrote: its lines are read here.
       for (const context of sink.contexts.slice(before))
         for (const include of [...context.includes]) {
