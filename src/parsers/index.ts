@@ -1,4 +1,5 @@
 import { GPU_BY_KIND_NAME, GPU_REQUEST_KEY, WORKLOAD_SHAPE } from './kubernetes/kinds.js';
+import { looksLikePipelineSpec } from './kubernetes/parse.js';
 import type { FileKind, ParsedFile } from './facts.js';
 import { FactSink } from './facts.js';
 import { SourceText } from './source.js';
@@ -71,6 +72,8 @@ const YAML_OR_TEMPLATE = /(?:\.ya?ml(?:[.-](?:template|tmpl|tpl|tftpl|j2|jinja2?
  * the kind. A Helm, Go or Jinja template is one too: its documents that parse are read, the others said not checked.
  */
 export function looksLikeManifest(text: string): boolean {
+  // A compiled Kubeflow pipeline has no apiVersion: its executors' containers are read as a manifest's.
+  if (looksLikePipelineSpec(text)) return true;
   if (!/^apiVersion:[ \t]*\S/m.test(text) || !(WORKLOAD_SHAPE.test(text) || GPU_BY_KIND_NAME.test(text))) return false;
   // A manifest whose `kind:` is mis-indented (YAML cannot read it, nor can kubectl) still says what it is by a GPU
   // request: read, it fails closed on its YAML errors rather than being passed over.

@@ -849,3 +849,30 @@ describe("KServe runtimes in another file (the repository's serving index)", () 
     expect(parseKubernetesManifest(files[0]!.path, files[0]!.text).unresolved).toHaveLength(1);
   });
 });
+
+describe('a compiled Kubeflow pipeline (KFP v2 PipelineSpec)', () => {
+  const text = readFileSync(join(ROOT, 'fixtures/rules/driver-floor/kfp-pipeline-spec/pipeline.yaml'), 'utf8');
+
+  it('is read by content as a manifest, each executor a container placed by the platform document', () => {
+    expect(kindByContent('pipelines/train.yaml', text)).toBe('kubernetes');
+    const file = parseKubernetesManifest('pipeline.yaml', text);
+    expect(
+      file.containers.map((c) => [c.workload, c.image.reference, c.gpu, c.placement.selector.map((r) => r.key)]),
+    ).toEqual([
+      [
+        'KFP pipeline train-and-eval (exec-train)',
+        'pytorch/pytorch:2.9.0-cuda13.0-cudnn9-runtime',
+        true,
+        ['cloud.google.com/gke-nodepool'],
+      ],
+      ['KFP pipeline train-and-eval (exec-evaluate)', 'pytorch/pytorch:2.9.0-cuda13.0-cudnn9-runtime', true, []],
+    ]);
+    expect(file.unresolved).toEqual([]);
+  });
+
+  it('an executor without an accelerator gets no GPU', () => {
+    const cpu = text.replace(/\n +resources:\n +accelerator:\n +count: '1'\n +type: nvidia.com\/gpu/, '');
+    const file = parseKubernetesManifest('pipeline.yaml', cpu);
+    expect(file.containers.map((c) => c.gpu)).toEqual([true, false]);
+  });
+});

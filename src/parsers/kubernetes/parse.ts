@@ -115,6 +115,17 @@ export function servingIndex(
   return { runtimes: Object.fromEntries([...runtimes].filter(([name]) => named.has(name))), services };
 }
 
+/**
+ * A Kubeflow Pipelines v2 pipeline compiled to YAML (the IR PipelineSpec `kfp.compiler` writes): a top-level
+ * `deploymentSpec` beside `pipelineInfo`, with a second document of `platforms` where the kfp-kubernetes extension
+ * places executors (github.com/kubeflow/pipelines, api/v2alpha1/pipeline_spec.proto and kubernetes_platform/proto).
+ */
+export function looksLikePipelineSpec(text: string): boolean {
+  return (
+    /^deploymentSpec:[ \t]*$/m.test(text) && /^pipelineInfo:[ \t]*$/m.test(text) && /^\s+executors:[ \t]*$/m.test(text)
+  );
+}
+
 export function parseKubernetesManifest(path: string, text: string, options: ManifestOptions = {}): ParsedFile {
   const source = new SourceText(path, text);
   const sink = new FactSink();
@@ -125,6 +136,17 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
   const models = gpuModels(list, text);
   const runtimes = runtimesServing(list, text, path, options.serving);
   const images = options.images ?? {};
+  if (looksLikePipelineSpec(text) && list.every((doc) => doc.errors.length === 0)) {
+    const spec = list.find((doc) => isMap(doc.contents) && doc.contents.has('deploymentSpec'));
+    const platforms = list.find((doc) => isMap(doc.contents) && doc.contents.has('platforms'));
+    if (spec) {
+      new Reader(spec as Document, source, sink, images).pipelineSpec(
+        spec.contents as Node,
+        platforms?.contents as Node | undefined,
+      );
+      return sink.finish(path, 'kubernetes', source);
+    }
+  }
   for (const [i, doc] of list.entries()) {
     const [start, , end] = doc.range ?? [0, 0, text.length];
     const body = text.slice(start, end);
@@ -732,6 +754,55 @@ class Reader {
     private readonly serving?: { readonly label: string; readonly placement: Placement | undefined },
   ) {}
 
+  /** Where a pipeline's executor is placed (kfp-kubernetes' nodeSelector), while its container is read. */
+  private executorPlacement: Placement | undefined;
+
+  /**
+   * A compiled Kubeflow pipeline: each executor's container (`deploymentSpec.executors.<name>.container`) with its
+   * image, getting NVIDIA GPUs where `resources.accelerator` asks for them (`type`/`resourceType` `nvidia.com/gpu`, or
+   * Vertex AI's `NVIDIA_TESLA_T4`-style names, with a count above 0), placed where the `platforms` document's
+   * `kubernetes.deploymentSpec.executors.<name>.nodeSelector.labels` says.
+   */
+  pipelineSpec(node: Node | null | undefined, platformsNode: Node | null | undefined): void {
+    const root = this.resolve(node);
+    if (!root || !isMap(root)) return;
+    const info = this.map(root, 'pipelineInfo');
+    const name = (info && this.text(info.get('name', true) as Node | undefined)) ?? '(unnamed)';
+    const deployment = this.map(root, 'deploymentSpec');
+    const executors = deployment ? this.map(deployment, 'executors') : undefined;
+    const platformsRoot = this.resolve(platformsNode);
+    const platforms = platformsRoot && isMap(platformsRoot) ? this.map(platformsRoot, 'platforms') : undefined;
+    const kubernetes = platforms ? this.map(platforms, 'kubernetes') : undefined;
+    const placed = kubernetes ? this.map(kubernetes, 'deploymentSpec') : undefined;
+    const placedExecutors = placed ? this.map(placed, 'executors') : undefined;
+    for (const pair of executors?.items ?? []) {
+      const executor = isScalar(pair.key) ? String(pair.key.value) : undefined;
+      const body = this.resolve(pair.value as Node | null);
+      const container = body && isMap(body) ? this.map(body, 'container') : undefined;
+      if (!executor || !container) continue;
+      const resources = this.map(container, 'resources');
+      const accelerator = resources ? this.map(resources, 'accelerator') : undefined;
+      const kind = accelerator
+        ? (this.text(accelerator.get('resourceType', true) as Node | undefined) ??
+          this.text(accelerator.get('type', true) as Node | undefined))
+        : undefined;
+      const count = accelerator
+        ? Number(
+            this.text(accelerator.get('resourceCount', true) as Node | undefined) ??
+              this.text(accelerator.get('count', true) as Node | undefined) ??
+              '1',
+          )
+        : 0;
+      const gpu = kind !== undefined && (GPU_RESOURCE_NAME.test(kind) || /^NVIDIA_/i.test(kind)) && !(count <= 0);
+      const own = placedExecutors ? this.map(placedExecutors, executor) : undefined;
+      const nodeSelector = own ? this.map(own, 'nodeSelector') : undefined;
+      const labels = nodeSelector ? this.map(nodeSelector, 'labels') : undefined;
+      this.executorPlacement = { selector: labels ? this.selectorOf(labels) : [], terms: [] };
+      this.containerOf(container, container, `KFP pipeline ${name} (${executor})`, undefined, 'container', gpu);
+      this.executorPlacement = undefined;
+    }
+  }
+
   /** Where a KServe InferenceService's predictor is scheduled (`spec.predictor`'s nodeSelector and affinity). */
   predictorPlacement(node: Node | null | undefined): Placement | undefined {
     const root = this.resolve(node);
@@ -948,7 +1019,7 @@ class Reader {
   ): void {
     const image = this.imageText(container, shape);
     if (!image) return;
-    const placement = this.serving?.placement ?? this.placement(spec);
+    const placement = this.serving?.placement ?? this.executorPlacement ?? this.placement(spec);
     const runtimeGpu = this.text(spec.get('runtimeClassName', true) as Node | undefined)?.toLowerCase() === 'nvidia';
     const reference = image.text;
     const span = image.origin(0, image.length) ?? image.site(0, image.length);
@@ -1089,10 +1160,10 @@ class Reader {
     return false;
   }
 
-  private placement(spec: YAMLMap): Placement {
+  /** A nodeSelector's labels, each a requirement that the node carries that value. */
+  private selectorOf(nodeSelector: YAMLMap): LabelRequirement[] {
     const selector: LabelRequirement[] = [];
-    const nodeSelector = this.map(spec, 'nodeSelector');
-    for (const pair of nodeSelector?.items ?? []) {
+    for (const pair of nodeSelector.items) {
       const key = isScalar(pair.key) ? String(pair.key.value) : undefined;
       const valueNode = this.resolve(pair.value as Node | null);
       const value = this.text(valueNode);
@@ -1105,6 +1176,12 @@ class Reader {
         span: { start: keyRange[0], end: Math.min(valueNode?.range?.[1] ?? keyRange[1], this.source.text.length) },
       });
     }
+    return selector;
+  }
+
+  private placement(spec: YAMLMap): Placement {
+    const nodeSelector = this.map(spec, 'nodeSelector');
+    const selector = nodeSelector ? this.selectorOf(nodeSelector) : [];
     const terms: LabelRequirement[][] = [];
     const affinity = this.map(spec, 'affinity');
     const nodeAffinity = affinity ? this.map(affinity, 'nodeAffinity') : undefined;
