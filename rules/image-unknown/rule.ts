@@ -167,7 +167,11 @@ function checkStage(
   const pinned = unit.claims.filter((claim) => claim.kind !== 'image' && claim.kind !== 'env');
   // CUDA builds on an AMD ROCm image cannot use its GPUs. Only those the files name: a build PyPI would give (an
   // `implied` claim) may never be installed, where the image's own ROCm torch already meets the requirement.
-  const named = rocmImage(base) ? pinned.filter((claim) => claim.kind !== 'implied' && claim.kind !== 'name') : [];
+  // Not a stage that installs NVIDIA's CUDA itself (ollama builds its CUDA backends on ROCm's dev image, with
+  // `dnf install cuda-toolkit-12-8`): its builds then have their CUDA.
+  const installsCuda = pinned.some((claim) => claim.kind === 'apt');
+  const named =
+    rocmImage(base) && !installsCuda ? pinned.filter((claim) => claim.kind !== 'implied' && claim.kind !== 'name') : [];
   if (named.length > 0) {
     if (!once(unit.root, base)) return;
     const subjects = subjectsOf(named);

@@ -15,7 +15,14 @@ import ignore, { type Ignore } from 'ignore';
 import { join, relative, resolve, sep } from 'node:path';
 import { dirname } from '../analysis/paths.js';
 import type { FileKind, ParsedFile } from '../parsers/facts.js';
-import { classifyPath, kindByContent, yamlByContent, type ParseOptions } from '../parsers/index.js';
+import {
+  classifyPath,
+  isLfsPointer,
+  kindByContent,
+  LFS_POINTER,
+  yamlByContent,
+  type ParseOptions,
+} from '../parsers/index.js';
 import {
   listed,
   maxBytes,
@@ -522,7 +529,8 @@ export function readRegularInside(
     if (fd !== undefined) closeSync(fd);
   }
   if (buffer.includes(0)) return utf16Text(buffer) ?? { reason: 'is binary' };
-  return decoder.decode(buffer);
+  const text = decoder.decode(buffer);
+  return isLfsPointer(text) ? { reason: LFS_POINTER } : text;
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: false });

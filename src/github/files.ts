@@ -18,7 +18,7 @@ import {
   type SourceFile,
 } from '../reader.js';
 import type { FileKind } from '../parsers/facts.js';
-import { kindByContent, type ParseOptions } from '../parsers/index.js';
+import { isLfsPointer, kindByContent, type ParseOptions } from '../parsers/index.js';
 import { READ_CHUNK, readBlobs, readBlobsAcross, readWholeBlob, type BlobAnswer } from './read.js';
 import type { GitHub, RepoRef } from './types.js';
 import { overLimit } from '../util/bytes.js';
@@ -142,6 +142,7 @@ function unreadable(blob: Exclude<BlobAnswer, null>, limit: number): string | un
   if ('unreadable' in blob) return blob.unreadable;
   if (blob.byteSize > limit) return overLimit(blob.byteSize, limit);
   if (blob.isBinary || blob.text === null) return 'binary file';
+  if (isLfsPointer(blob.text)) return 'Git LFS pointer (its content is stored outside the repository)';
   return undefined;
 }
 

@@ -308,7 +308,11 @@ export const Images = z.strictObject({
    * they run does not run on NVIDIA GPUs. AMD's ROCm images are told by name in code (rocmImage).
    */
   acceleratorImages: z.array(
-    z.strictObject({ vendor: z.string(), pattern: z.string().refine(compiles, 'not a regular expression'), ...sourced }),
+    z.strictObject({
+      vendor: z.string(),
+      pattern: z.string().refine(compiles, 'not a regular expression'),
+      ...sourced,
+    }),
   ),
   /** Minimal OS images outside Docker Hub (Red Hat's UBI, Google's distroless): none ships CUDA. */
   osImages: z.strictObject({ pattern: z.string().refine(compiles, 'not a regular expression'), ...sourced }),

@@ -98,7 +98,8 @@ export function looksLikeCompose(text: string): boolean {
   return COMPOSE_SERVICES.test(text) && /^[ \t]+(?:image|build)[ \t]*:/m.test(text);
 }
 
-const COMPOSE_SERVICES = /^services[ \t]*:[ \t]*(?:#.*)?\r?\n(?:[ \t]*(?:#.*)?\r?\n)*[ \t]+[\w.-]+[ \t]*:[ \t]*(?:#.*|&\S+)?\r?$/m;
+const COMPOSE_SERVICES =
+  /^services[ \t]*:[ \t]*(?:#.*)?\r?\n(?:[ \t]*(?:#.*)?\r?\n)*[ \t]+[\w.-]+[ \t]*:[ \t]*(?:#.*|&\S+)?\r?$/m;
 
 /** A conda environment file: a top-level `dependencies:` list, with `name:` or `channels:` beside it. */
 export function looksLikeConda(text: string): boolean {
@@ -110,6 +111,21 @@ export function looksLikeConda(text: string): boolean {
  * environment's is: RAPIDS' dependencies.yaml and Flutter's pubspec.yaml hold a mapping there.
  */
 const DEPENDENCY_LIST = /^dependencies[ \t]*:[ \t]*(?:\[|(?:#.*)?\r?\n(?:[ \t]*(?:#.*)?\r?\n)*[ \t]*-(?:[ \t]|$))/m;
+
+/**
+ * A Git LFS pointer in place of a file's content (git-lfs.com spec v1: "version https://git-lfs.github.com/spec/v1",
+ * then `oid sha256:…` and `size N`): what a checkout without LFS, and GitHub's blob API, give for a file LFS stores.
+ */
+export function isLfsPointer(text: string): boolean {
+  return (
+    text.length < 1024 &&
+    text.startsWith('version https://git-lfs.github.com/spec/v1') &&
+    /^oid sha256:[0-9a-f]{64}$/m.test(text)
+  );
+}
+
+export const LFS_POINTER =
+  'is a Git LFS pointer: its content is stored outside the repository and is not in this checkout';
 
 /**
  * The kind of a file from its content, for files named on the command line whose name does not say: a

@@ -27,6 +27,17 @@ function oneLine(err: string): void {
 }
 
 describe('paths named on the command line', () => {
+  it('a Git LFS pointer in place of a requirements file is skipped as one, not read as requirements', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gk-lfs-'));
+    writeFileSync(
+      join(dir, 'por_requirements.txt'),
+      'version https://git-lfs.github.com/spec/v1\noid sha256:918bff60979a1c43dcc0272149b9a20958a1aa9cb5d2e9e71ff6d6b6e4d8e7c1\nsize 1433\n',
+    );
+    const result = cli(dir, 'check', '.', '--baseline', 'none');
+    expect(result.out).not.toContain('parse-error');
+    expect(result.err).toContain('por_requirements.txt: skipped: is a Git LFS pointer');
+  });
+
   it('a symbolic link that loops: exit 2, one line', () => {
     const dir = repo();
     symlinkSync('loop', join(dir, 'loop'));
