@@ -188,6 +188,7 @@ function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Reporter<Messa
       .flatMap((context) => pinsOf.get(context) ?? [])
       .filter(({ pkg }) => !torchPinned || pkg.name === 'torch')
       .sort((a, b) => order.get(a)! - order.get(b)!);
+    const pythons = unit.pythonsRun?.()?.versions;
     const ownerOf = (index: IndexFact): ParsedFile =>
       invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
     for (const index of unknown) reportUnknownExtra(index, ownerOf(index), pins, kb, report);
@@ -195,7 +196,7 @@ function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Reporter<Messa
       for (const index of extras) {
         const variant = servedVariant(index.url);
         if (!variant || variant === 'all') continue;
-        const wins = pypiWins(pkg, variant.tag, kb);
+        const wins = pypiWins(pkg, variant.tag, kb, pythons);
         if (!wins) continue;
         const owner = ownerOf(index);
         const onIndex = wins.newestOnIndex

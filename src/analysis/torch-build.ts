@@ -190,11 +190,15 @@ export function pypiWins(
   pkg: PackageFact,
   tag: string,
   kb: KnowledgeBase,
+  /** The Pythons the install may run with, where the unit says them all: pip takes a release with wheels for them. */
+  pythons?: readonly string[],
 ): { readonly newest: string; readonly release: TorchRelease; readonly newestOnIndex?: string } | undefined {
   if (pkg.ecosystem !== 'pip' || pkg.localLabel || pkg.url || !TORCH_FAMILY.has(pkg.name)) return undefined;
-  // A question about the knowledge base alone (name, specifier, tag), asked for every unpinned torch of a repository.
-  return kb.memoized(`pypiWins:${pkg.name}:${pkg.specifier}:${tag}`, () =>
-    computePypiWins(pkg.name, pkg.specifier, tag, kb),
+  // A question about the knowledge base alone (name, specifier, tag, Pythons), asked for every unpinned torch of a
+  // repository.
+  const on = pythons?.length ? pythons.join(',') : '';
+  return kb.memoized(`pypiWins:${pkg.name}:${pkg.specifier}:${tag}:${on}`, () =>
+    computePypiWins(pkg.name, pkg.specifier, tag, kb, pythons),
   );
 }
 
@@ -227,10 +231,21 @@ function familyVersion(name: string, release: TorchRelease): string | undefined 
   return name === 'torch' ? release.version : name === 'torchvision' ? release.torchvision[0] : release.torchaudio[0];
 }
 
-function computePypiWins(name: string, specifier: string, tag: string, kb: KnowledgeBase): ReturnType<typeof pypiWins> {
+function computePypiWins(
+  name: string,
+  specifier: string,
+  tag: string,
+  kb: KnowledgeBase,
+  pythons?: readonly string[],
+): ReturnType<typeof pypiWins> {
   const pypi = newestOnPypi({ name, specifier }, kb);
   if (!pypi) return undefined;
-  const { allowed } = pypi;
+  // With the Pythons known, only releases with wheels for each of them (torch 2.4.1 is the newest for Python 3.8);
+  // where the knowledge does not record a release's Pythons, it stays.
+  const allowed = pythons?.length
+    ? pypi.allowed.filter((release) => pythons.every((python) => kb.torchSupportsPython(release, python) !== false))
+    : pypi.allowed;
+  if (allowed.length === 0) return undefined;
   // The CPU index (download.pytorch.org/whl/cpu) holds the CPU build of every release: the previous-versions page
   // (pytorch.org/get-started/previous-versions) gives its `--index-url …/whl/cpu` command for each one, and `X+cpu`
   // sorts above PyPI's `X`. So pip takes the CPU build whatever the range; the knowledge lists CUDA variants only.
@@ -240,7 +255,7 @@ function computePypiWins(name: string, specifier: string, tag: string, kb: Knowl
   // Name the newest release the knowledge base has verified: that one is certainly on PyPI. PyPI's build certainly
   // wins only if no release above it that the index serves may exist either (an unverified 2.14.1+cu126 above a
   // verified 2.14.0 would win wherever it exists).
-  const newest = pypi.release;
+  const newest = allowed.find((row) => row.confidence !== 'unverified') ?? allowed[0]!;
   const onIndex = allowed.find(served);
   const versionOf = (release: TorchRelease) => familyVersion(name, release)!;
   if (onIndex && compareVersions(versionOf(onIndex), versionOf(newest)) >= 0) return undefined;
