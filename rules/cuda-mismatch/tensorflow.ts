@@ -216,7 +216,17 @@ function checkImageLibraries(
   if (cudnns.length !== 1) return;
   const wanted = cudnns[0]!;
   const shipped = tag.cudnn === undefined ? undefined : tag.cudnn === 'cudnn' ? '9' : tag.cudnn.replace('cudnn', '');
-  const installs = (test: RegExp) => unit.packages.some(({ pkg: other }) => test.test(other.name));
+  // What the unit installs, and what its files leave unread (`libcudnn${CUDNN_MAJOR}=${CUDNN_VERSION}`, a name only the
+  // build knows): either may be those libraries.
+  // A red check must be certain: the stage (or a stage it is built on) naming the libraries in any instruction but its
+  // FROM (a tarball a script unpacks, a variable that names the package) is reason enough to say nothing.
+  const text = stageText(unit);
+  const named = (test: RegExp) =>
+    text.split('\n').some((line) => !/^\s*(?:FROM\s|#)/i.test(line) && test.test(line.toLowerCase()));
+  const installs = (test: RegExp) =>
+    unit.packages.some(({ pkg: other }) => test.test(other.name)) ||
+    unit.files.some((member) => member.unresolved.some((fact) => test.test(fact.text.toLowerCase()))) ||
+    named(test);
   const missing: { needs: string; has: string }[] = [];
   if (
     tag.flavour === 'base' &&
@@ -253,4 +263,22 @@ function checkImageLibraries(
       severity: 'error',
       related: [{ file: target.file, span: target.span, message: `${target.subject} ${has}` }],
     });
+}
+
+/** The instructions of a Dockerfile unit's stage and of the stages it is built on, as text. */
+function stageText(unit: Unit): string {
+  const file = unit.root;
+  if (unit.stage === undefined || file.kind !== 'dockerfile') return '';
+  const starts = [...file.images].sort((a, b) => a.span.start - b.span.start);
+  const parts: string[] = [];
+  const seen = new Set<number>();
+  for (let stage: number | undefined = unit.stage; stage !== undefined && !seen.has(stage); ) {
+    seen.add(stage);
+    const at = starts.findIndex((image) => image.stage === stage);
+    if (at < 0) break;
+    const start = file.source.text.lastIndexOf('\n', starts[at]!.span.start) + 1;
+    parts.push(file.source.text.slice(start, starts[at + 1]?.span.start ?? file.source.text.length));
+    stage = starts[at]!.fromStage;
+  }
+  return parts.join('\n');
 }
