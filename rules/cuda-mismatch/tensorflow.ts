@@ -132,7 +132,9 @@ export function checkTensorflow(unit: Unit, kb: KnowledgeBase, report: Reporter<
     // A range the image's own TensorFlow meets is kept (an NGC TensorFlow image, tensorflow/tensorflow:…-gpu).
     if (!pkg.exact && /tensorflow/.test(target.subject)) continue;
     const cudas = [...new Set(rows.map((row) => row.cuda))];
-    const unsure = majorUncertain(target, Number(major), kb);
+    // A range that admits the knowledge's newest release admits releases to come, whose CUDA is not known yet.
+    const open = !pkg.exact && rows.includes(kb.tensorflowReleases()[0]!);
+    const unsure = majorUncertain(target, Number(major), kb) || open;
     report({
       messageId: conda ? 'tensorflowConda' : pkg.exact ? 'tensorflowMachine' : 'tensorflowMachineRange',
       data: {
@@ -210,6 +212,9 @@ function checkImageLibraries(
 ): void {
   const image = target.image;
   if (!image?.tag || !kb.isNvidiaCuda(image.registry, image.repository)) return;
+  // CUDA's pip wheels of TensorFlow's major beside it (a CUDA torch's nvidia-cublas-cu12, nvidia-cudnn-cu12): TensorFlow
+  // may load those.
+  if (librariesBeside(unit, target, generation(rows[0]!.cuda)!.split('.')[0]!)) return;
   const tag = kb.nvidiaCudaTag(image.tag);
   if (!tag) return;
   const cudnns = [...new Set(rows.map((row) => row.cudnn.split('.')[0]!))];
@@ -230,7 +235,7 @@ function checkImageLibraries(
   const missing: { needs: string; has: string }[] = [];
   if (
     tag.flavour === 'base' &&
-    !installs(/^(?:cuda-libraries|cuda-toolkit|cuda-runtime|libcublas|nvidia-cublas|cuda$)/)
+    !installs(/cuda-libraries|cuda-toolkit|cudatoolkit|cuda-runtime|cublas|\bcuda-\d+-\d+\b|(?:^|\s)cuda(?:\s|$)/)
   )
     missing.push({
       needs: "CUDA's math libraries (cuBLAS, cuFFT, cuSOLVER, cuSPARSE)",

@@ -840,7 +840,8 @@ function aptClaims({ file, pkg, subject, claimOf }: PackageSite, claims: CudaCla
   // written as is moves to the target's major.
   const written = file.source.text.slice(pkg.nameSpan.start, pkg.nameSpan.end) === pkg.rawName && !pkg.via;
   const rewrite =
-    byName?.precision === 'major' && written
+    // Only a name without a version: a pinned cuDNN release (`=9.1.0.70-1`) may have no build for the other major.
+    byName?.precision === 'major' && written && !pkg.specifier
       ? (target: string): TextEdit[] | undefined => {
           const major = target.split('.')[0]!;
           if (!['12', '13'].includes(major)) return undefined;

@@ -258,8 +258,18 @@ function containerUnits(file: ParsedFile, links: readonly Link[], units: readonl
           rewrite: undefined,
           origin: { file: built, span: claim.span, subject: claim.subject },
         });
-      claims = (stage?.claims ?? []).map(carried);
-      alternatives = stage?.alternatives?.map((either) => ({ ...either, claims: either.claims.map(carried) }));
+      // A claim that rests on an ARG the build overrides (Compose's `build.args`) is not what this build makes.
+      const overridden = new Set(fact.dockerfile?.args ?? []);
+      const kept = (claim: CudaClaim): boolean =>
+        overridden.size === 0 ||
+        !(
+          (claim.image?.via && overridden.has(claim.image.via.name)) ||
+          (claim.package?.via && overridden.has(claim.package.via.name))
+        );
+      claims = (stage?.claims ?? []).filter(kept).map(carried);
+      alternatives = stage?.alternatives
+        ?.filter((either) => either.claims.every(kept))
+        .map((either) => ({ ...either, claims: either.claims.map(carried) }));
     } else {
       const own = containerImageClaim(file, fact, kb);
       claims = own ? [own] : [];

@@ -396,6 +396,8 @@ export interface ContainerFact extends Spanned {
     readonly span: Span;
     readonly how: 'annotation' | 'baseline' | 'compose';
     readonly stage?: string;
+    /** The build arguments a Compose build passes (`build.args`): they override the Dockerfile's ARG defaults. */
+    readonly args?: readonly string[];
     readonly include: number;
   };
 }

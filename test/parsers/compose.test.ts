@@ -81,7 +81,7 @@ describe('services', () => {
     ]);
   });
 
-  it('follows anchors and merge keys, and takes defaults for variables, editable where the default is written', () => {
+  it('follows anchors and merge keys, and takes defaults for variables (nested too), editable where the default is written', () => {
     const text = [
       'x-gpu: &gpu',
       '  deploy:',
@@ -92,7 +92,7 @@ describe('services', () => {
       '  triton:',
       '    <<: *gpu',
       '    container_name: triton-server',
-      '    image: ${REGISTRY:-nvcr.io}/nvidia/tritonserver:${TAG-24.05-py3}',
+      '    image: ${REGISTRY:-${MIRROR:-nvcr.io}}/nvidia/tritonserver:${TAG-24.05-py3}',
       '',
     ].join('\n');
     const { containers, unresolved } = services('compose.yaml', text);
@@ -160,6 +160,9 @@ describe('services', () => {
         '  outside:',
         '    build: ../../..',
         '    gpus: all',
+        '  absolute:',
+        '    build: {context: /srv/app}',
+        '    gpus: all',
         '',
       ].join('\n'),
     );
@@ -171,6 +174,7 @@ describe('services', () => {
       'service remote: it gets NVIDIA GPUs, but its image is built from a remote context (https://github.com/example/app.git#main), which is not read',
       'service inline: it gets NVIDIA GPUs, but its image is built from a Dockerfile written inline, which is not read',
       'service outside: it gets NVIDIA GPUs, but its build context ../../.. is outside the repository',
+      'service absolute: it gets NVIDIA GPUs, but its build context /srv/app is outside the repository',
     ]);
   });
 

@@ -29,8 +29,8 @@ import { scalarText, yamlProblem } from '../yaml-text.js';
 import { MappedBuilder, type Mapped } from '../mapped.js';
 import { IMAGE_REFERENCE } from '../kubernetes/parse.js';
 
-/** What Compose interpolates: `$$` (a literal `$`), `${NAME…}` with its modifier, and `$NAME`. */
-const VARIABLE = /\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))/g;
+/** A variable's name after `$` or `${`. */
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
 
 /** A value with its variables interpolated as far as the file says, or why it cannot be. */
 interface Interpolated {
@@ -39,39 +39,75 @@ interface Interpolated {
 }
 
 /**
- * A scalar with Compose's interpolation applied: a default (`${TAG:-24.05-py3}`) stands for its variable and maps to
- * its characters in the file (an edit of the tag lands in the default); a variable without one leaves the value
- * unknown, said by `unknown`.
+ * A scalar with Compose's interpolation applied (docs.docker.com/reference/compose-file/interpolation/): `$$` is a `$`;
+ * a default (`${TAG:-24.05-py3}`, `${TAG-24.05-py3}`, nested: `${REG:-${ORG:-nvcr.io}}`) stands for its variable and
+ * maps to its characters in the file (an edit of the tag lands in the default); a variable without one (`$TAG`,
+ * `${TAG}`, `${TAG:?message}`, `${TAG:+alternative}`) leaves the value unknown, said by `unknown`.
  */
-function interpolate(mapped: Mapped): Interpolated {
+function interpolate(mapped: Mapped, depth = 0): Interpolated {
   const text = mapped.text;
   if (!text.includes('$')) return { value: mapped };
   const builder = new MappedBuilder();
   let unknown: string | undefined;
+  const unknownOf = (name: string) =>
+    `"${text}" takes \${${name}} from the environment or the .env file, and the file gives it no default`;
   let at = 0;
-  for (const match of text.matchAll(VARIABLE)) {
-    const start = match.index;
-    builder.pushMapped(mapped.slice(at, start));
-    at = start + match[0].length;
-    if (match[0] === '$$') {
-      builder.pushMapped(mapped.slice(start, start + 1));
-      continue;
+  let i = text.indexOf('$');
+  while (i >= 0) {
+    builder.pushMapped(mapped.slice(at, i));
+    if (text[i + 1] === '$') {
+      builder.pushMapped(mapped.slice(i, i + 1));
+      at = i + 2;
+    } else if (text[i + 1] === '{') {
+      const name = NAME.exec(text.slice(i + 2))?.[0];
+      const end = closingBrace(text, i + 2);
+      if (!name || end < 0) {
+        unknown ??= `"${text}" has an interpolation Compose cannot read`;
+        builder.pushSegment(text.slice(i), -1, mapped.site(i, text.length));
+        at = text.length;
+        break;
+      }
+      const rest = i + 2 + name.length;
+      const modifier = /^:?[-?+]/.exec(text.slice(rest, end))?.[0];
+      const reference = mapped.site(i, end + 1);
+      if ((modifier === ':-' || modifier === '-') && depth < 8) {
+        const inner = interpolate(mapped.slice(rest + modifier.length, end), depth + 1);
+        unknown ??= inner.unknown;
+        for (const piece of inner.value.pieces())
+          builder.pushSegment(inner.value.text.slice(piece.from, piece.to), piece.origin, reference, {
+            name,
+            reference,
+          });
+      } else {
+        unknown ??= unknownOf(name);
+        builder.pushSegment(text.slice(i, end + 1), -1, reference);
+      }
+      at = end + 1;
+    } else {
+      const name = NAME.exec(text.slice(i + 1))?.[0];
+      if (name) {
+        unknown ??= unknownOf(name);
+        builder.pushSegment(`$${name}`, -1, mapped.site(i, i + 1 + name.length));
+        at = i + 1 + name.length;
+      } else {
+        builder.pushMapped(mapped.slice(i, i + 1));
+        at = i + 1;
+      }
     }
-    const name = match[1] ?? match[4]!;
-    const modifier = match[2];
-    if (modifier === ':-' || modifier === '-') {
-      const offset = start + 2 + name.length + modifier.length;
-      const reference = mapped.site(start, at);
-      const value = mapped.slice(offset, offset + match[3]!.length);
-      for (const piece of value.pieces())
-        builder.pushSegment(value.text.slice(piece.from, piece.to), piece.origin, reference, { name, reference });
-      continue;
-    }
-    unknown ??= `"${text}" takes \${${name}} from the environment or the .env file, and the file gives it no default`;
-    builder.pushSegment(match[0], -1, mapped.site(start, at));
+    i = text.indexOf('$', at);
   }
   builder.pushMapped(mapped.slice(at));
   return { value: builder.build(), ...(unknown ? { unknown } : {}) };
+}
+
+/** The index of the `}` that closes a `${` whose name starts at `from`, braces nested; -1 where none does. */
+function closingBrace(text: string, from: number): number {
+  let depth = 1;
+  for (let k = from; k < text.length; k++) {
+    if (text[k] === '{') depth++;
+    else if (text[k] === '}' && --depth === 0) return k;
+  }
+  return -1;
 }
 
 export function parseCompose(path: string, text: string): ParsedFile {
@@ -183,6 +219,7 @@ class ServiceReader {
         how: 'compose',
         include: this.sink.includes.length,
         ...(build.target ? { stage: build.target } : {}),
+        ...(build.args ? { args: build.args } : {}),
       };
       this.sink.includes.push({
         kind: 'dockerfile',
@@ -223,11 +260,12 @@ class ServiceReader {
    */
   private build(
     node: Node | undefined,
-  ): { dockerfile: string; span: Span; target?: string } | { unknown: string } | undefined {
+  ): { dockerfile: string; span: Span; target?: string; args?: string[] } | { unknown: string } | undefined {
     if (!node) return undefined;
     let context: Mapped | undefined;
     let file: Mapped | undefined;
     let target: string | undefined;
+    let args: string[] | undefined;
     if (isScalar(node)) context = this.scalar(node);
     else if (isMap(node)) {
       if (this.get(node, 'dockerfile_inline') !== undefined)
@@ -237,6 +275,7 @@ class ServiceReader {
       context = this.scalar(this.get(node, 'context'));
       file = this.scalar(this.get(node, 'dockerfile'));
       target = this.scalar(this.get(node, 'target'))?.text;
+      args = this.argNames(this.get(node, 'args'));
     } else return undefined;
     const contextText = context ? interpolate(context) : undefined;
     const fileText = file ? interpolate(file) : undefined;
@@ -252,7 +291,18 @@ class ServiceReader {
       return { unknown: `it gets NVIDIA GPUs, but its build context ${contextPath} is outside the repository` };
     const at = file ?? context;
     const span = at ? (at.origin(0, at.length) ?? at.site(0, at.length)) : this.spanOf(node);
-    return { dockerfile, span, ...(target ? { target } : {}) };
+    return { dockerfile, span, ...(target ? { target } : {}), ...(args?.length ? { args } : {}) };
+  }
+
+  /** The names `build.args` sets: a mapping (`CUDA: 12.4.1`) or a list (`- CUDA=12.4.1`, `- CUDA`). */
+  private argNames(node: Node | undefined): string[] | undefined {
+    if (isMap(node)) return node.items.flatMap((pair) => (isScalar(pair.key) ? [String(pair.key.value)] : []));
+    if (isSeq(node))
+      return node.items.flatMap((item) => {
+        const text = this.scalar(this.resolve(item as Node))?.text;
+        return text ? [text.split('=')[0]!.trim()] : [];
+      });
+    return undefined;
   }
 
   private notChecked(span: Span, name: string, reason: string): void {
@@ -288,10 +338,12 @@ function getsGpus(service: YAMLMap, reader: ServiceReader): boolean {
 
 /**
  * `folder/context/file` as a path from the repository root, `.` and `..` resolved; undefined where it leaves the
- * repository. An absolute `file` stands alone, as Compose takes it.
+ * repository, or where either is absolute (a path of the machine that builds).
  */
 function joinPath(folder: string, context: string, file: string): string | undefined {
-  const joined = file.startsWith('/') ? file : `${folder ? `${folder}/` : ''}${context}/${file}`;
+  // An absolute path names a place on the machine that builds, not in the repository.
+  if (context.startsWith('/') || file.startsWith('/')) return undefined;
+  const joined = `${folder ? `${folder}/` : ''}${context}/${file}`;
   const out: string[] = [];
   for (const part of joined.split('/')) {
     if (part === '' || part === '.') continue;

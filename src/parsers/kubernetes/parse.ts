@@ -137,7 +137,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
   const runtimes = runtimesServing(list, text, path, options.serving);
   const images = options.images ?? {};
   // A compiled pipeline YAML cannot read that asks for no accelerator holds no GPU container to miss.
-  if (looksLikePipelineSpec(text) && list.some((doc) => doc.errors.length > 0) && !/^\s+accelerator:/m.test(text))
+  if (looksLikePipelineSpec(text) && list.some((doc) => doc.errors.length > 0) && !/\baccelerator\b/.test(text))
     return sink.finish(path, 'kubernetes', source);
   if (looksLikePipelineSpec(text) && list.every((doc) => doc.errors.length === 0)) {
     const spec = list.find((doc) => isMap(doc.contents) && doc.contents.has('deploymentSpec'));
