@@ -212,8 +212,8 @@ function checkImageLibraries(
 ): void {
   const image = target.image;
   if (!image?.tag || !kb.isNvidiaCuda(image.registry, image.repository)) return;
-  // CUDA's pip wheels of TensorFlow's major beside it (a CUDA torch's nvidia-cublas-cu12, nvidia-cudnn-cu12): TensorFlow
-  // may load those.
+  // CUDA's pip wheels of TensorFlow's major beside it (a CUDA torch's nvidia-cublas-cu12, nvidia-cudnn-cu12):
+  // TensorFlow may load those.
   if (librariesBeside(unit, target, generation(rows[0]!.cuda)!.split('.')[0]!)) return;
   const tag = kb.nvidiaCudaTag(image.tag);
   if (!tag) return;
