@@ -179,7 +179,11 @@ export default defineRule({
         target,
         kb,
       );
-      const dependencies = torchDependencies(own);
+      // Only beside a torch whose own finding is the plain mismatch: one softened to a warning (another index may serve
+      // another build, a pip wheel beside conda's cudatoolkit) must not take the wheels' errors with it.
+      const dependencies = torchDependencies(
+        own.filter(({ claim }) => !otherSource(unit, claim) && !bundlesRuntime(unit, claim, target)),
+      );
       for (const { claim, relation } of own)
         if (!dependencies.folded.has(claim))
           reportMismatch(

@@ -876,3 +876,17 @@ describe('a compiled Kubeflow pipeline (KFP v2 PipelineSpec)', () => {
     expect(file.containers.map((c) => c.gpu)).toEqual([true, false]);
   });
 });
+
+describe('a metadata block with no name of its own', () => {
+  it('is read in time linear in its lines (the fuzz suite found a mutated llmaz OpenModel that hung the parser)', () => {
+    // The fuzz suite's input (fixtures/rules/parse-error/ok-no-pod-kinds/deploy/llmaz-openmodel.yaml with `name:` and
+    // `spec:` merged into one odd key): the name pattern backtracked through every way of splitting each indented
+    // line of the block (20 lines: 10 s; the 25 here: hours).
+    const text =
+      '# An llmaz OpenModel: its flavors\' limits are written into the pods of what serves it; it runs nothing. # OK\napiVersion: llmaz.io/v1alpha1\nkind: OpenModel\nmetadata:\n  labels:\n    app.kubernetes.io/name: model\n    app.kubernetes.io/instance: model-sample\n    app.kubernetes.io/part-of: llmaz\n    app.kubernetes.io/managed-by: kustomize\n    app.kubernetes.io/created-by: llmaz\n  namI2\'}&`oc:\n  familyName: "opt"\n  source:\n    modelHub:\n      # name: Huggingface\n      modelID: "facebook/opt-125m"\n  inferenceConfig:\n    flavors:\n    - name: a100\n      limits:\n        nvidia.com/gpu: 1\n    # nodeSelector:\n    #   cloud-provider.com/accelerator: nvidia-a100\n    # params:\n    #   instance-type: p4d.24xlarge\n';
+    const started = performance.now();
+    const file = parseKubernetesManifest('model.yaml', text);
+    expect(file.containers).toEqual([]);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+});

@@ -163,7 +163,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
       if (isTemplate(body)) templateNotChecked(sink, whole, start, text);
       // A document that asks for no NVIDIA GPU anywhere in its text (a sample with an `{username}` placeholder) hides
       // no CUDA that is loaded: said not checked as a notice, with YAML's reason, not failed.
-      else if (!asksForGpus(whole) && !GPU_BY_KIND_NAME.test(whole))
+      else if (!asksForGpus(whole) && !GPU_BY_KIND_NAME.test(whole) && !GPU_BY_RUNTIME_OR_CLAIM.test(whole))
         notChecked(
           sink,
           whole,
@@ -264,7 +264,10 @@ function withoutDefinitions(text: string): string {
 }
 
 /** A document's `metadata.name`, and the serving runtime a KServe predictor's model names (`runtime:`). */
-const METADATA_NAME = /^metadata:[ \t]*\r?\n(?:[ \t]+.*\r?\n)*?[ \t]+name:[ \t]*["']?([\w.-]+)/m;
+// Each line of the block is matched one way only (one blank, then the rest of the line): `[ \t]+.*` split a line's
+// indentation between its two parts, and a metadata block with no `name:` backtracked through every split of every
+// line (a mutated llmaz OpenModel hung the parser; the fuzz suite found it).
+const METADATA_NAME = /^metadata:[ \t]*\r?\n(?:[ \t][^\r\n]*\r?\n)*?[ \t]+name:[ \t]*["']?([\w.-]+)/m;
 const RUNTIME_NAME = /^[ \t]+runtime[ \t]*:[ \t]*["']?([\w.-]+)/m;
 
 const DEFINITION = /^kind[ \t]*:[ \t]*["']?CustomResourceDefinition["']?[ \t]*(?:#.*)?\r?$/m;
@@ -644,6 +647,9 @@ const TEMPLATE_BLOCK = /\{\{-?\s*(?:include|template|toYaml|tpl)\b|\|\s*(?:n?ind
 function asksForGpus(body: string): boolean {
   return GPU_REQUEST_KEY.test(body) || GPU_REQUEST_VALUE.test(body) || GPU_BY_KIND_NAME.test(body);
 }
+
+/** What gets a pod GPUs outside its resources: NVIDIA's runtime class, or a DRA resource claim (read as text). */
+const GPU_BY_RUNTIME_OR_CLAIM = /^[ \t-]*(?:runtimeClassName[ \t]*:[ \t]*["']?nvidia|resourceClaims[ \t]*:)/m;
 
 /** A GPU resource as a field's value (`gpuType: nvidia.com/gpu`), not a toleration's or a selector's `key:`. */
 const GPU_REQUEST_VALUE = new RegExp(
