@@ -51,6 +51,7 @@ export default defineRule({
           file,
           span: first.span,
           severity: 'notice',
+          ...(first.help ? { help: first.help } : {}),
           // A secret's value is never to be written into the file (an ARG default is in the image's history).
           ...(/is a build secret/.test(first.reason)
             ? {
@@ -77,10 +78,11 @@ export default defineRule({
           continue;
         }
         const last = run.at(-1);
-        // The same text again (one option in two commands) is said at each place.
+        // The same text again (one option in two commands) is said at each place; so is what has advice of its own.
         if (
           last &&
           (last.reason !== fact.reason ||
+            fact.help !== undefined ||
             run.some((held) => held.text === fact.text) ||
             !adjacent(file.source.text, last.span.end, fact.span.start))
         )

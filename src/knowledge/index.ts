@@ -206,6 +206,19 @@ export class KnowledgeBase {
     return (table as Answers<T>).of(arg, compute, this);
   }
 
+  /** Compiled patterns of the data, by source. */
+  private readonly patterns = new Map<string, RegExp>();
+
+  /** The groups that matched where `pattern` (a pattern of the data) matches `text`, else undefined. */
+  private match(pattern: string, text: string): string[] | undefined {
+    let compiled = this.patterns.get(pattern);
+    if (!compiled) this.patterns.set(pattern, (compiled = new RegExp(pattern)));
+    return compiled
+      .exec(text)
+      ?.slice(1)
+      .filter((group) => group !== undefined);
+  }
+
   /** What this check read of its images from their registries (src/images), by image key. */
   private readonly images: ImageLookups;
 
@@ -989,14 +1002,17 @@ export class KnowledgeBase {
         if (group) return { cuda: group.tags[wanted]!, record: group };
       }
       for (const record of this.data.images.tagPatterns) {
-        if (record.name !== name) continue;
-        const groups = new RegExp(record.pattern)
-          .exec(tag)
-          ?.slice(1)
-          .filter((group) => group !== undefined);
+        const named =
+          record.namePattern === undefined
+            ? record.name === name
+              ? []
+              : undefined
+            : this.match(record.namePattern, name);
+        const tagged = named && this.match(record.pattern, tag);
+        if (!tagged) continue;
         // `cu1281` → 12, 8, 1 (a leading zero dropped); `cuda11.8.0` → 11.8.0.
-        const parts = groups?.map((group) => (/^\d+$/.test(group) ? String(Number(group)) : group));
-        if (parts?.length) return { cuda: parts.join('.'), record };
+        const parts = [...named, ...tagged].map((group) => (/^\d+$/.test(group) ? String(Number(group)) : group));
+        if (parts.length) return { cuda: parts.join('.'), record };
       }
       const grammar = this.data.images.cudaTagSuffix.find((record) => record.names.includes(name));
       if (!grammar) return undefined;

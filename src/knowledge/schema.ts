@@ -288,13 +288,19 @@ export const Images = z.strictObject({
    * Images whose tags spell the CUDA of their nvidia/cuda base in a form of their own (RunPod's
    * `2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04`, `1.0.2-cu1281-torch280-ubuntu2404`): a pattern over the whole tag
    * whose groups, joined by dots, are that CUDA (`cu1281` → 12.8.1), with the build files that make the tag so.
+   * Where the name varies too (a registry per region, as AWS's Deep Learning Containers on ECR), or states the CUDA
+   * itself (Azure ML's `openmpi4.1.0-cuda11.8-cudnn8-ubuntu22.04`), `namePattern` matches the whole name instead of
+   * `name`, and its groups come before the tag's.
    */
   tagPatterns: z.array(
-    z.strictObject({
-      name: z.string(),
-      pattern: z.string().refine(compiles, 'not a regular expression'),
-      ...sourced,
-    }),
+    z
+      .strictObject({
+        name: z.string().optional(),
+        namePattern: z.string().refine(compiles, 'not a regular expression').optional(),
+        pattern: z.string().refine(compiles, 'not a regular expression'),
+        ...sourced,
+      })
+      .refine((row) => (row.name === undefined) !== (row.namePattern === undefined), 'give name or namePattern'),
   ),
   /**
    * Images whose tags without a platform part (`-cpu`, `-gpu`, `-cuXY`) alias the CPU image, on a plain OS with no

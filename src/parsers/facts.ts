@@ -338,6 +338,8 @@ export interface UnresolvedFact extends Spanned {
    * the serving runtime another file defines): with no pools in the baseline it hides nothing, and is a notice.
    */
   readonly placementOnly?: boolean;
+  /** What to do about it, where the reason calls for its own advice (parse-error's notice). */
+  readonly help?: string;
 }
 
 export interface ParseProblem extends Spanned {

@@ -125,6 +125,108 @@ export function readCommands(
   return { commands, inBlock, holding, stdout };
 }
 
+/**
+ * The commands of a script with each command that runs a command string in a shell of its own (`bash -c "pip install
+ * …"`, `sh -ec '…'`, `su user -c "…"`, `sudo -u user bash -lc "…"`) replaced by the commands of that string, read as a
+ * script where it is written (the outer shell has already expanded what it quotes in double quotes; the inner one
+ * expands what is left, from the same environment). A command inside a block keeps that for the commands it runs.
+ */
+export function withCommandStrings(
+  read: Pick<SplitScript, 'commands' | 'inBlock' | 'holding' | 'stdout'>,
+  resolve: Resolver,
+  depth = 0,
+): Pick<SplitScript, 'commands' | 'inBlock' | 'holding' | 'stdout'> {
+  if (depth >= MAX_COMMAND_STRING_DEPTH || !read.commands.some((command) => commandString(command))) return read;
+  const out: Pick<SplitScript, 'commands' | 'inBlock' | 'holding' | 'stdout'> = {
+    commands: [],
+    inBlock: [],
+    holding: [],
+    stdout: [],
+  };
+  for (const [k, command] of read.commands.entries()) {
+    const string = commandString(command);
+    if (!string) {
+      out.commands.push(command);
+      out.inBlock.push(read.inBlock[k]!);
+      out.holding.push(read.holding[k]);
+      out.stdout.push(read.stdout[k]);
+      continue;
+    }
+    const inner = withCommandStrings(readCommands(string.mapped, resolve), resolve, depth + 1);
+    for (const [j, nested] of inner.commands.entries()) {
+      out.commands.push(nested);
+      out.inBlock.push(read.inBlock[k]! || inner.inBlock[j]!);
+      const held = [...(read.holding[k] ?? []), ...(inner.holding[j] ?? [])];
+      out.holding.push(held.length > 0 ? held : undefined);
+      out.stdout.push(inner.stdout[j] ?? read.stdout[k]);
+    }
+  }
+  return out;
+}
+
+/** Shells within shells read (`bash -c "sh -c \"…\""`). */
+const MAX_COMMAND_STRING_DEPTH = 3;
+
+const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ash', 'ksh']);
+/** What may come before the program: `sudo -u user`, `env A=b`, `then`, `time`. */
+const BEFORE_PROGRAM = new Set(['sudo', 'env', 'time', 'exec', 'nohup', 'command', 'then', 'else', 'do', '!', '{']);
+const CONDA_RUNNERS = /(?:^|\/)(?:conda|mamba|micromamba)$/;
+/** `conda run`'s options that take a value (docs.conda.io, "conda run": -n/--name, -p/--prefix, --cwd). */
+const CONDA_RUN_VALUE_OPTIONS: ReadonlySet<string> = new Set(['-n', '--name', '-p', '--prefix', '--cwd']);
+/** sudo's options that take a value (sudo(8)): `-u user`, `-g group`, … */
+const SUDO_VALUE_OPTIONS = /^-[ugpCDhrtTU]$/;
+
+/**
+ * The word a command runs as a shell's command string, if it runs one: a shell's `-c` (bash(1): "-c  If the -c option
+ * is present, then commands are read from the first non-option argument command_string"), in any cluster of options
+ * (`-lc`, `-ceuxo pipefail`), or su's and runuser's `-c COMMAND` / `--command=COMMAND` (su(1)).
+ */
+function commandString(command: Command): Word | undefined {
+  let i = 0;
+  let sudo = false;
+  for (; i < command.length; i++) {
+    const text = command[i]!.text;
+    if (BEFORE_PROGRAM.has(text) || ASSIGNMENT.test(text)) {
+      sudo ||= text === 'sudo';
+      continue;
+    }
+    if (sudo && text.startsWith('-')) {
+      if (SUDO_VALUE_OPTIONS.test(text)) i++;
+      continue;
+    }
+    break;
+  }
+  // `conda run -n env /bin/bash -c "pip install …"`: the shell runs in the environment.
+  if (CONDA_RUNNERS.test(command[i]?.text ?? '') && command[i + 1]?.text === 'run')
+    for (i += 2; i < command.length && command[i]!.text.startsWith('-'); i++)
+      if (CONDA_RUN_VALUE_OPTIONS.has(command[i]!.text)) i++;
+  const program = command[i]?.text;
+  if (program === undefined || command[i]!.unresolved) return undefined;
+  const name = program.slice(program.lastIndexOf('/') + 1);
+  if (name === 'su' || name === 'runuser') {
+    for (let j = i + 1; j < command.length; j++) {
+      const text = command[j]!.text;
+      if (text === '-c' || text === '--command') return command[j + 1];
+      if (text.startsWith('--command=')) return undefined; // the value shares the option's word
+    }
+    return undefined;
+  }
+  if (!SHELLS.has(name)) return undefined;
+  let string = false;
+  for (let j = i + 1; j < command.length; j++) {
+    const text = command[j]!.text;
+    if (text === '--') continue;
+    if (/^[-+]-?[A-Za-z]/.test(text)) {
+      if (text.startsWith('--')) continue; // --login, --norc, --noprofile
+      if (text.slice(1).includes('c')) string = true;
+      if (/[oO]/.test(text)) j++; // -o pipefail, -O extglob: the option's name is the next word
+      continue;
+    }
+    return string ? command[j] : undefined;
+  }
+  return undefined;
+}
+
 interface SplitScript {
   readonly commands: Command[];
   /** The operator after each command (`&&`, `||`, `|`, `;`, a line break, `&`, `(`, `)`), '' at the end. */

@@ -801,4 +801,51 @@ describe('a wheel address whose Python tags are only known when the build runs',
       expect(file.unresolved.length, url).toBe(1);
     }
   });
+
+  it("reads a shell's command string as the commands it runs, where it is written", () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM ubuntu:22.04',
+        'RUN bash -c "pip install torch==2.5.1" && sh -ec \'pip install torchvision==0.20.1\'',
+        'RUN sudo -u app -H bash -lc "cd /app && pip install torchaudio==2.5.1"',
+        'RUN su - app -c "pip install --user numpy==1.26.4"',
+        'RUN /bin/bash -ceuxo pipefail "pip install triton==3.1.0"',
+        'RUN conda run -n env --no-capture-output /bin/bash -c "pip install xformers==0.0.28.post3"',
+        'RUN bash -o pipefail -c "bash -c \\"pip install scipy==1.14.1\\""',
+        'RUN if [ -n "$X" ]; then bash -c "pip install pillow==11.0.0"; fi',
+        '',
+      ].join('\n'),
+    );
+    expect(file.packages.map((pkg) => [pkg.name, pkg.exact, at(file, pkg.span.start)])).toEqual([
+      ['torch', '2.5.1', '2:26'],
+      ['torchvision', '0.20.1', '2:63'],
+      ['torchaudio', '2.5.1', '3:53'],
+      ['numpy', '1.26.4', '4:37'],
+      ['triton', '3.1.0', '5:44'],
+      ['xformers', '0.0.28.post3', '6:68'],
+      ['scipy', '1.14.1', '7:48'],
+      ['pillow', '11.0.0', '8:47'],
+    ]);
+    expect(howEachRuns(file)).toMatchObject({ torch: 'runs', pillow: 'may not run' });
+  });
+
+  it('says that the scripts a RUN runs are not read, and not what sets the environment', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM ubuntu:22.04',
+        'RUN bash ./scripts/install_deps.sh cu124 && /tmp/det/install_apex.sh',
+        'RUN sudo sh -e $DIR/setup.sh && bash -c "echo hi"',
+        'RUN source /opt/conda/etc/profile.d/conda.sh && . ./env.sh && bash -x',
+        'RUN bash Miniconda3-latest-Linux-x86_64.sh -b -p /opt/conda',
+        '',
+      ].join('\n'),
+    );
+    expect(file.unresolved.map((fact) => [fact.text, at(file, fact.span.start)])).toEqual([
+      ['./scripts/install_deps.sh', '2:10'],
+      ['/tmp/det/install_apex.sh', '2:45'],
+      ['$DIR/setup.sh', '3:16'],
+    ]);
+  });
 });

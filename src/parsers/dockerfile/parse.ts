@@ -10,11 +10,26 @@ import {
 import { posix } from 'node:path';
 import { SourceText, type Span } from '../source.js';
 import { parseImageRef } from '../image-ref.js';
-import { installExport, lockExport, mayInstall, recordInstallCommand, type LockExport } from '../installers.js';
+import {
+  installExport,
+  lockExport,
+  mayInstall,
+  recordInstallCommand,
+  scriptRun,
+  type LockExport,
+} from '../installers.js';
 import { PipEnv } from './pip-env.js';
 import { cloneOf, Clones } from './clones.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
-import { expandValue, readCommands, splitCommands, type Resolver, type Variable, type Word } from '../shell.js';
+import {
+  expandValue,
+  readCommands,
+  splitCommands,
+  withCommandStrings,
+  type Resolver,
+  type Variable,
+  type Word,
+} from '../shell.js';
 import { findSuppressions } from '../suppressions.js';
 import { readDockerfile, type InstructionProperty, type InstructionView } from './instructions.js';
 import { logicalLines, parseRequirementLine } from '../requirements/parse.js';
@@ -689,6 +704,10 @@ function joinContinuations(source: SourceText, start: number, end: number, escap
 const FOREIGN_FRONTEND =
   /^(?:[ \t]*#[ \t]*\w+[ \t]*=[^\n]*\n)*?[ \t]*#[ \t]*syntax[ \t]*=[ \t]*(?!(?:docker\.io\/)?docker\/dockerfile(?:-upstream)?(?:[:@\s]|$))(\S+)[ \t]*\r?(?:\n|$)/i;
 
+/** What to do about a script a RUN runs (parse-error's notice). */
+const SCRIPT_HELP =
+  'cuda-gatekeeper reads the commands a RUN states, not the scripts it runs. Install what CUDA depends on (torch and its companions, CUDA libraries) in the RUN itself, or from a requirements file the RUN names (`pip install -r requirements.txt`), to have it checked.';
+
 /** Words that tie a file to a GPU build. */
 const CUDA_WORDS = /cuda|nvidia|torch/i;
 
@@ -772,26 +791,34 @@ function recordRun(
   clones.startRun(workdir);
   for (const script of scripts) {
     if (script.text.includes('pip.')) pip?.noteScript(script.text);
-    const { commands, inBlock, holding, stdout } = readCommands(script, resolve);
+    const read = readCommands(script, resolve);
+    // RUN flags (--mount=…, --network=…) precede the first command.
+    const first = read.commands[0];
+    if (first?.[0]?.text.startsWith('--') && script === scripts[0] && (!heredoc || heredocInput))
+      read.commands[0] = dropRunFlags(first);
+    const { commands, inBlock, holding, stdout } = withCommandStrings(read, resolve);
     // An export and the install of its file are often two RUNs of one stage.
     let exported = exports.get(stage);
     if (!exported) exports.set(stage, (exported = []));
-    for (const [k, command] of commands.entries()) {
+    for (const [k, words] of commands.entries()) {
       const redirected = stdout[k];
       if (redirected && !redirected.startsWith('/dev/')) inline.make(stage, redirected);
-      // RUN flags (--mount=…, --network=…) precede the command.
-      const words =
-        command[0]?.text.startsWith('--') &&
-        command === commands[0] &&
-        script === scripts[0] &&
-        (!heredoc || heredocInput)
-          ? dropRunFlags(command)
-          : command;
       if (words[0]?.text === 'cd') clones.cd(words.map((word) => word.text));
       // Before the install readers: a clone's address may name pip or conda (`git clone …/conda-forge/…`).
       const clone = words.length > 2 && words.some((word) => word.text === 'clone') ? cloneOf(words) : undefined;
       if (clone) clones.add(stage, clone);
-      if (clone || !mayInstall(words)) continue;
+      if (clone) continue;
+      if (!mayInstall(words)) {
+        const script = scriptRun(words);
+        if (script)
+          sink.unresolved.push({
+            span: script.span,
+            text: script.text,
+            reason: 'the RUN runs this script, which is not read, so what it installs is not checked',
+            help: SCRIPT_HELP,
+          });
+        continue;
+      }
       const before = sink.contexts.length;
       if (pip?.configure(words)) continue;
       const lock = lockExport(words);
