@@ -164,6 +164,8 @@ export default defineRule({
         // 12.8.90, as jax-cuda12-plugin's independent floors resolve) are separate libraries, each loaded on its own;
         // neither is the CUDA the other runs on, so the first one listed is no target to hold the rest to.
         if (relation === 'minor' && claim.kind === 'nvidia-wheel' && target.kind === 'nvidia-wheel') return [];
+        // A range whose every release is of another major says so, whatever release pip takes today.
+        if (relation === 'major' && claim.certainMajor) return [{ claim: claim.certainMajor, relation }];
         return relation === 'same' ? [] : [{ claim, relation }];
       });
       // Builds a meta-package pulls in for every CUDA major (nixl on nixl-cu12 and nixl-cu13), whose sibling for the

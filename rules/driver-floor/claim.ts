@@ -40,7 +40,8 @@ export function compatImage(unit: Pick<Unit, 'claims' | 'packages' | 'container'
     if (kb.isNvidiaCuda(image.registry, image.repository)) return true;
     if (image.registry === 'nvcr.io' && image.repository.startsWith('nvidia/')) return true;
     const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
-    return image.tag !== undefined && kb.vendorImage(name, image.tag) !== undefined;
+    const vendor = image.tag === undefined ? undefined : kb.vendorImage(name, image.tag);
+    return vendor !== undefined && !('cudaCompat' in vendor.record && vendor.record.cudaCompat === false);
   });
 }
 

@@ -101,6 +101,11 @@ export interface CudaClaim {
    * `CUDA 13.3 for ubuntu22.04`): the newest release it admits, which moves as releases appear (unpinned.ts).
    */
   readonly newest?: string;
+  /**
+   * A newest pick's claim (`torch>=2.1,<2.9`: 2.8.0, CUDA 12.8) whose range admits releases of one CUDA major only:
+   * the claim of that major, certain whatever release pip takes, which a finding about the major says instead.
+   */
+  readonly certainMajor?: CudaClaim;
 }
 
 /** How an index is named in messages: the option as written, or a pyproject.toml's index URL. */
@@ -141,6 +146,7 @@ export function cudaClaim(f: CudaClaim): CudaClaim {
     index: f.index,
     origin: f.origin,
     newest: f.newest,
+    certainMajor: f.certainMajor,
   };
 }
 

@@ -1200,12 +1200,15 @@ function torchRangeClaim(
   /** The requirement's specifier with the others of its install that pip combines with it (combinedSpecifier). */
   specifier = pkg.specifier,
 ): CudaClaim | undefined {
-  return (
-    rangedTorchClaim(file, pkg, invocation, kb, specifier) ??
-    (locked
-      ? undefined
-      : newestTorchClaim(file, pkg, torchInstall(file, pkg, invocation, specifier), surroundings(), kb))
-  );
+  const ranged = rangedTorchClaim(file, pkg, invocation, kb, specifier);
+  if (locked || ranged?.precision === 'minor') return ranged;
+  // Releases of one major but several minors (`torch>=2.1,<2.9`: CUDA 12.1 to 12.8): the major is certain, and the
+  // release pip takes today says the minor.
+  const newest = newestTorchClaim(file, pkg, torchInstall(file, pkg, invocation, specifier), surroundings(), kb);
+  if (!ranged) return newest;
+  return newest?.precision === 'minor' && newest.cuda.split('.')[0] === ranged.cuda
+    ? cudaClaim({ ...newest, certainMajor: ranged })
+    : ranged;
 }
 
 /**

@@ -298,6 +298,11 @@ export const Images = z.strictObject({
         name: z.string().optional(),
         namePattern: z.string().refine(compiles, 'not a regular expression').optional(),
         pattern: z.string().refine(compiles, 'not a regular expression'),
+        /**
+         * false where NVIDIA's cuda-compat package is not known to be in the images (their base is not nvidia/cuda,
+         * or not known): forward compatibility is then not counted on. Absent: built on nvidia/cuda, which has it.
+         */
+        cudaCompat: z.boolean().optional(),
         ...sourced,
       })
       .refine((row) => (row.name === undefined) !== (row.namePattern === undefined), 'give name or namePattern'),

@@ -1168,23 +1168,19 @@ function readExpansion(script: Mapped, at: number, resolve: Resolver, braces: Cl
   if (current.length > MAX_EVALUATED) return { unresolved: `\${${body}} is not evaluated on a value this long`, next };
   const removal = /^(##?|%%?)([\s\S]*)$/.exec(rest);
   if (removal) {
-    const pattern = globRegex(removal[2]!);
+    const pattern = globRegex(quotedLiterally(removal[2]!));
     if (!pattern) return { unresolved: `\${${body}} uses a pattern that is only evaluated at build time`, next };
     const [from, to] = removeMatch(current.text, pattern, removal[1]!);
     return fromValue(current.slice(from, to));
   }
-  const substitution = /^\/(\/|#|%)?((?:\\.|[^/])*)(?:\/([\s\S]*))?$/.exec(rest);
+  const substitution = /^\/(\/|#|%)?((?:\\.|'[^']*'|"(?:\\.|[^"\\])*"|[^/])*)(?:\/([\s\S]*))?$/.exec(rest);
   if (substitution) {
-    const pattern = globRegex(substitution[2]!);
+    const pattern = globRegex(quotedLiterally(substitution[2]!));
     const replacement = substitution[3] ?? '';
     if (!pattern || replacement.includes('$'))
       return { unresolved: `\${${body}} uses a pattern that is only evaluated at build time`, next };
     return {
-      value: synthetic(
-        substitute(current.text, pattern, replacement.replace(/\\(.)/g, '$1'), substitution[1]),
-        reference,
-        name,
-      ),
+      value: synthetic(substitute(current.text, pattern, withoutQuotes(replacement), substitution[1]), reference, name),
       next,
     };
   }
@@ -1304,6 +1300,27 @@ export function globRegex(pattern: string): string | undefined {
     } else out += escapeRegex(c);
   }
   return out;
+}
+
+/**
+ * A parameter expansion's pattern with its quoted parts made literal, as bash reads them (`${V//'.'/}` and `${V//"."/}`
+ * remove every dot, as `${V//./}` does; a quoted `*` is a star): each quoted character escaped with a backslash.
+ */
+function quotedLiterally(pattern: string): string {
+  return pattern.replace(/\\.|'([^']*)'|"((?:\\.|[^"\\])*)"/g, (whole, single?: string, double?: string) => {
+    if (single === undefined && double === undefined) return whole;
+    const literal = single ?? double!.replace(/\\([$`"\\])/g, '$1');
+    return literal.replace(/[\s\S]/g, '\\$&');
+  });
+}
+
+/** A replacement's text after quote removal (`${V//./''}` replaces with nothing; `\/` is a slash). */
+function withoutQuotes(text: string): string {
+  return text.replace(
+    /\\(.)|'([^']*)'|"((?:\\.|[^"\\])*)"/g,
+    (_whole, escaped?: string, single?: string, double?: string) =>
+      escaped ?? single ?? double!.replace(/\\([$`"\\])/g, '$1'),
+  );
 }
 
 function escapeRegex(c: string): string {

@@ -406,6 +406,37 @@ describe('images', () => {
     expect(kb.ngcImage('nvidia/nemo', '26.06')?.cuda).toBe('13.2.1');
   });
 
+  it('reads the CUDA that cloud images state in their names and tags, by the schemes their builders document', () => {
+    const cuda = (image: string) => {
+      const at = image.lastIndexOf(':');
+      const tagged = at > image.lastIndexOf('/');
+      return kb.vendorImage(tagged ? image.slice(0, at) : image, tagged ? image.slice(at + 1) : 'latest')?.cuda;
+    };
+    const ecr = (region: string, rest: string) => `763104351884.dkr.ecr.${region}.amazonaws.com/${rest}`;
+    // AWS Deep Learning Containers: cu + major + one digit of minor, in any region's registry; base's leading X.Y.Z.
+    expect(cuda(ecr('us-east-1', 'pytorch-training:2.3.0-gpu-py311-cu121-ubuntu20.04-sagemaker'))).toBe('12.1');
+    expect(cuda(ecr('us-west-2', 'djl-inference:0.33.0-lmi15.0.0-cu128'))).toBe('12.8');
+    expect(
+      cuda('727897471807.dkr.ecr.cn-north-1.amazonaws.com.cn/pytorch-training:2.3.0-gpu-py311-cu121-ubuntu20.04'),
+    ).toBe('12.1');
+    expect(cuda(ecr('us-east-1', 'base:12.8.1-gpu-py312-cu128-ubuntu24.04-ec2'))).toBe('12.8.1');
+    expect(cuda('public.ecr.aws/deep-learning-containers/pytorch:2.12-cu130-amzn2023')).toBe('13.0');
+    // No cuXYZ (a floating tag, Neuron), TGI's cu124 tags on a CUDA 12.1 base, another account: not known.
+    expect(cuda(ecr('ap-southeast-1', 'pytorch-training:2.6.0-gpu-py312'))).toBeUndefined();
+    expect(
+      cuda(ecr('us-west-2', 'huggingface-pytorch-tgi-inference:2.4.0-tgi2.3.1-gpu-py311-cu124-ubuntu22.04-v2.0')),
+    ).toBeUndefined();
+    expect(cuda('123456789012.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.3.0-gpu-py311-cu121')).toBeUndefined();
+    // Google's and Azure's name the CUDA in the image's name; MosaicML's in the tag.
+    expect(cuda('us-docker.pkg.dev/deeplearning-platform-release/gcr.io/pytorch-cu124.2-4.py310')).toBe('12.4');
+    expect(cuda('gcr.io/deeplearning-platform-release/pytorch-gpu.2-2')).toBeUndefined();
+    expect(cuda('mcr.microsoft.com/azureml/openmpi4.1.0-cuda11.0.3-cudnn8-ubuntu18.04:20211012.v1')).toBe('11.0.3');
+    expect(cuda('mcr.microsoft.com/azureml/curated/acpt-pytorch-2.2-cuda12.1:33')).toBeUndefined();
+    expect(cuda('mosaicml/pytorch:2.7.0_cu128-python3.12-ubuntu22.04')).toBe('12.8');
+    expect(cuda('mosaicml/pytorch:2.7.0_cpu-python3.12-ubuntu22.04')).toBeUndefined();
+    expect(cuda('mosaicml/llm-foundry:2.2.1_cu121_flash2-f044d6c')).toBe('12.1');
+  });
+
   it('keeps NGC rows that agree with what their tags say', () => {
     const rows = loadData().images.ngc;
     for (const row of rows) {

@@ -848,4 +848,23 @@ describe('a wheel address whose Python tags are only known when the build runs',
       ['$DIR/setup.sh', '3:16'],
     ]);
   });
+
+  it("reads a parameter expansion's quoted pattern and replacement as bash does", () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM ubuntu:22.04',
+        'ARG CUDA=12.6.3',
+        "RUN MM=${CUDA%'.'*} && pip install --extra-index-url=\"https://download.pytorch.org/whl/cu${MM//'.'/''}/\" x",
+        'RUN pip install --extra-index-url "https://download.pytorch.org/whl/cu${CUDA//"."/}" y',
+        "RUN pip install --extra-index-url https://download.pytorch.org/whl/${CUDA/'12'/'cu12'} z",
+        '',
+      ].join('\n'),
+    );
+    expect(file.indexes.map((index) => index.url)).toEqual([
+      'https://download.pytorch.org/whl/cu126/',
+      'https://download.pytorch.org/whl/cu1263',
+      'https://download.pytorch.org/whl/cu12.6.3',
+    ]);
+  });
 });
