@@ -437,6 +437,20 @@ describe('images', () => {
     expect(cuda('mosaicml/llm-foundry:2.2.1_cu121_flash2-f044d6c')).toBe('12.1');
   });
 
+  it("reads TensorFlow's GPU images by the Dockerfiles they are built from, not by the CUDA TensorFlow is built for", () => {
+    const cuda = (tag: string) => kb.vendorImage('tensorflow/tensorflow', tag)?.cuda;
+    // tensorflow/build's runtime Dockerfiles: 11.8.0 to 2.15.0 (built for 12.2), then 12.3.0 (2.18 is built for 12.5).
+    expect([cuda('2.12.0-gpu'), cuda('2.15.0-gpu'), cuda('2.16.1-gpu-jupyter'), cuda('2.18.0-gpu')]).toEqual([
+      '11.8.0',
+      '11.8.0',
+      '12.3.0',
+      '12.3.0',
+    ]);
+    expect(cuda('2.4.0-gpu')).toBe('11.0.3');
+    // Not confirmed, or moving: not known.
+    expect([cuda('2.5.0-gpu'), cuda('latest-gpu'), cuda('2.15.0')]).toEqual([undefined, undefined, undefined]);
+  });
+
   it('keeps NGC rows that agree with what their tags say', () => {
     const rows = loadData().images.ngc;
     for (const row of rows) {
