@@ -10,6 +10,7 @@ import type {
   PythonFact,
 } from '../parsers/facts.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
+import type { CompanionPin } from '../knowledge/schema.js';
 import { cudaFromTag, cudaMajor, cudaMajorMinor, publicVersion } from '../knowledge/versions.js';
 import {
   CLAIM_PRECEDENCE,
@@ -642,6 +643,22 @@ function builtWithTorch(
   });
 }
 
+/** A carried claim (builtWithTorch) as the claim of the torch release its package requires, where PyPI's build is known. */
+function withItsTorch(carried: CudaClaim, kb: KnowledgeBase): CudaClaim | undefined {
+  const pin = carried.record as CompanionPin;
+  const release = kb.torchRelease(pin.torch);
+  const cuda = release?.pypiDefault ? cudaFromTag(release.pypiDefault) : undefined;
+  if (!release || !cuda) return undefined;
+  return cudaClaim({
+    ...carried,
+    kind: 'implied',
+    cuda,
+    precision: 'minor',
+    subject: `${carried.subject} (and the torch ${pin.torch} it requires)`,
+    record: release,
+  });
+}
+
 function makeInvocation(members: { file: ParsedFile; context: InstallContext }[]): Invocation {
   const indexes = members.flatMap((member) => member.context.indexes.filter((index) => !index.ignoredReason));
   return { members, indexes };
@@ -763,12 +780,12 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   // only where nothing else may have put torch there (not a stage built FROM another stage of the file; a base
   // image's own torch pip replaces, as the companion's wheel requires another).
   let torchless: boolean | undefined;
+  const noTorch = (): boolean =>
+    (torchless ??=
+      (stage === undefined || StageTree.of(root).root(stage) === stage) &&
+      !files.some((file) => unitPackages(file).some((other) => other.name === 'torch' || other.name === 'pytorch')));
   const picksTorch = (pkg: PackageFact): boolean =>
-    pkg.name === 'torch' ||
-    ((pkg.name === 'torchvision' || pkg.name === 'torchaudio') &&
-      (torchless ??=
-        (stage === undefined || StageTree.of(root).root(stage) === stage) &&
-        !files.some((file) => unitPackages(file).some((other) => other.name === 'torch'))));
+    pkg.name === 'torch' || ((pkg.name === 'torchvision' || pkg.name === 'torchaudio') && noTorch());
   // What each invocation's commands say, once per invocation (a chain of includes has a member per file, and a
   // package each): whether pip reads a configuration file the gate cannot, and whether it installs over what is there.
   const flags = new Map(
@@ -859,7 +876,9 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       )
         (torchRanges ??= []).push({ file, pkg, specifier: specifier.replace(/\s+/g, '') });
       const carried = !build ? builtWithTorch(file, pkg, invocation, hidden, kb) : undefined;
-      if (carried) implied.push(carried);
+      // With no torch requirement in the unit, the torch it installs is the one its wheel requires, from PyPI: that
+      // release's build, to the minor (`vllm==0.11.0` installs torch 2.8.0, a CUDA 12.8 build).
+      if (carried) implied.push((noTorch() && withItsTorch(carried, kb)) || carried);
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
         implied.push(
           cudaClaim({

@@ -1028,8 +1028,8 @@ export class KnowledgeBase {
    * with no platform part at all (`rayproject/ray:2.46.0`, `2.46.0-py311`; not `-gpu` or `-cu124`).
    */
   cpuImage(name: string, tag: string): Sourced | undefined {
-    const record = this.data.images.cpuByDefault;
-    if (!record.names.includes(name)) return undefined;
+    const record = this.data.images.cpuByDefault.find((row) => row.names.includes(name));
+    if (!record) return undefined;
     return tag.split('-').some((part) => part === 'gpu' || /^cu\d+$/.test(part)) ? undefined : record;
   }
 

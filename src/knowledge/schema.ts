@@ -311,7 +311,7 @@ export const Images = z.strictObject({
    * Images whose tags without a platform part (`-cpu`, `-gpu`, `-cuXY`) alias the CPU image, on a plain OS with no
    * CUDA (Ray's `2.46.0`, `2.46.0-py311`, which are `-cpu`).
    */
-  cpuByDefault: z.strictObject({ names: z.array(z.string()), ...sourced }),
+  cpuByDefault: z.array(z.strictObject({ names: z.array(z.string()), ...sourced })),
   /** Red Hat's Python images on UBI and RHEL (a pattern of their names): none ships CUDA. */
   redHatPythonImages: z.strictObject({ pattern: z.string(), ...sourced }),
   /**
