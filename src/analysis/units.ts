@@ -643,7 +643,7 @@ function builtWithTorch(
   });
 }
 
-/** A carried claim (builtWithTorch) as the claim of the torch release its package requires, where PyPI's build is known. */
+/** A carried claim (builtWithTorch) as the claim of the torch its package requires, where PyPI's build is known. */
 function withItsTorch(carried: CudaClaim, kb: KnowledgeBase): CudaClaim | undefined {
   const pin = carried.record as CompanionPin;
   const release = kb.torchRelease(pin.torch);
