@@ -4,13 +4,20 @@
  * from GitHub) and tests (texts in memory) all read through here, so an include leads to the same file, with the
  * same kind, whoever reads.
  */
+import { posix } from 'node:path';
 import { includeCandidates } from './analysis/links.js';
 import { groupBy, positions, UnionFind } from './util/collections.js';
 import type { FileKind, ParsedFile } from './parsers/facts.js';
 import { formatByName, isLockKind } from './parsers/formats.js';
 import { isExplicitSpec } from './parsers/conda/parse.js';
 import { classifyPath, lockCompanions, parseFile, sniffKind, type ParseOptions } from './parsers/index.js';
-import { servingIndex, type ServingIndex } from './parsers/kubernetes/parse.js';
+import {
+  KUSTOMIZATION_NAMES,
+  kustomizePatches,
+  servingIndex,
+  type KustomizePatch,
+  type ServingIndex,
+} from './parsers/kubernetes/parse.js';
 
 /** The longest file checked: 1 MiB, as GitHub's web editor and most tools treat larger text as generated. */
 export const MAX_FILE_BYTES = 1024 * 1024;
@@ -234,15 +241,36 @@ export function affectedIndices(
  * InferenceServices of other files name. Each manifest is read once for it, and its text not kept.
  */
 export function servingOf(files: readonly Listed[], reader: RepositoryReader): ServingIndex | undefined {
-  return servingIndex(
+  /** Folders of manifests that ask for GPUs and name no image: kustomize patches, where a kustomization is beside. */
+  const folders = new Set<string>();
+  const listed = new Set(files.map((file) => file.path));
+  const index = servingIndex(
     (function* () {
       for (const file of files) {
         if (file.kind !== 'kubernetes') continue;
         const source = reader.read(file.path, file.kind);
-        if (source) yield source;
+        if (!source) continue;
+        if (source.text.includes('nvidia.com/') && !/^[ \t-]*image[ \t]*:/m.test(source.text))
+          folders.add(posix.dirname(file.path));
+        yield source;
       }
     })(),
   );
+  const patches: Record<string, KustomizePatch> = {};
+  for (const folder of folders)
+    for (const name of KUSTOMIZATION_NAMES) {
+      const path = folder === '.' ? name : `${folder}/${name}`;
+      const source = reader.isFile(path) === true ? reader.read(path, 'kubernetes') : undefined;
+      if (!source) continue;
+      // Only resources checked with the patch: the notice says the image is judged there.
+      Object.assign(
+        patches,
+        kustomizePatches(source, (resource) => listed.has(resource)),
+      );
+      break;
+    }
+  if (Object.keys(patches).length === 0) return index;
+  return { runtimes: index?.runtimes ?? {}, services: index?.services ?? {}, patches };
 }
 
 /**
@@ -257,6 +285,8 @@ export function servingPartners(index: ServingIndex | undefined, path: string): 
     if (services.some((service) => service.path === path)) for (const other of definers) out.add(other);
     if (definers.includes(path)) for (const service of services) out.add(service.path);
   }
+  // A kustomize patch is judged by the resources it merges into.
+  for (const resource of index.patches?.[path]?.resources ?? []) out.add(resource);
   out.delete(path);
   return [...out];
 }

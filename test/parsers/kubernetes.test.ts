@@ -22,7 +22,7 @@ import {
   yamlByContent,
 } from '../../src/parsers/index.js';
 import type { Placement } from '../../src/parsers/facts.js';
-import { parseKubernetesManifest, servingIndex } from '../../src/parsers/kubernetes/parse.js';
+import { kustomizePatches, parseKubernetesManifest, servingIndex } from '../../src/parsers/kubernetes/parse.js';
 import { ROOT } from '../support/harness.js';
 import { servingPartners } from '../../src/reader.js';
 import { codeBlock } from '../support/code-block.js';
@@ -888,5 +888,25 @@ describe('a metadata block with no name of its own', () => {
     const file = parseKubernetesManifest('model.yaml', text);
     expect(file.containers).toEqual([]);
     expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it("reads a kustomization's patches that merge into files of the repository and set no image", () => {
+    const files = new Set(['base/deploy.yaml', 'deploy.yaml']);
+    const patches = (text: string, path = 'overlay/kustomization.yaml') =>
+      kustomizePatches({ path, text }, (candidate) => files.has(candidate));
+    expect(
+      patches('resources: [../base/deploy.yaml]\npatches:\n  - path: gpu.yaml\n    target: {kind: Deployment}\n'),
+    ).toEqual({ 'overlay/gpu.yaml': { kustomization: 'overlay/kustomization.yaml', resources: ['base/deploy.yaml'] } });
+    expect(
+      Object.keys(patches('resources: [deploy.yaml]\npatchesStrategicMerge: [./p.yaml]\n', 'kustomization.yaml')),
+    ).toEqual(['p.yaml']);
+    // An image set, a folder or an address as a resource, a resource outside the repository, YAML that cannot be read.
+    expect(
+      patches('resources: [../base/deploy.yaml]\nimages: [{name: x, newTag: v2}]\npatches: [{path: p.yaml}]\n'),
+    ).toEqual({});
+    expect(patches('resources: [../base]\npatches: [{path: p.yaml}]\n')).toEqual({});
+    expect(patches('resources: [https://github.com/org/repo//deploy?ref=v1]\npatches: [{path: p.yaml}]\n')).toEqual({});
+    expect(patches('resources: [../../../deploy.yaml]\npatches: [{path: p.yaml}]\n')).toEqual({});
+    expect(patches('resources: [: [\n')).toEqual({});
   });
 });

@@ -18,12 +18,14 @@ import {
   isMap,
   isScalar,
   isSeq,
+  parse,
   parseAllDocuments,
   type Document,
   type Node,
   type Scalar,
   type YAMLMap,
 } from 'yaml';
+import { posix } from 'node:path';
 import { FactSink, type ContainerFact, type LabelRequirement, type ParsedFile, type Placement } from '../facts.js';
 import { imageName, parseImageRef } from '../image-ref.js';
 import { SourceText, type Span } from '../source.js';
@@ -74,7 +76,70 @@ export interface ManifestOptions {
 export interface ServingIndex {
   readonly runtimes: Readonly<Record<string, readonly string[]>>;
   readonly services: Readonly<Record<string, readonly { readonly path: string; readonly label: string }[]>>;
+  /**
+   * kustomize patches that ask for GPUs and name no image, by path: the kustomization beside each that merges it into
+   * resources of the repository (kustomizePatches). Carried with the serving index, which every manifest is parsed with.
+   */
+  readonly patches?: Readonly<Record<string, KustomizePatch>>;
 }
+
+/**
+ * A file a kustomization merges into its resources (`patches: [{path: patch.yaml}]`, `patchesStrategicMerge`), where
+ * the kustomization sets no image (`images:`) and every resource is a file of the repository: the merged workload runs
+ * the image its resource names, judged in that file (kubectl.docs.kubernetes.io, "patches"; "images" is the only
+ * field of a kustomization that changes a container's image besides a patch).
+ */
+export interface KustomizePatch {
+  readonly kustomization: string;
+  readonly resources: readonly string[];
+}
+
+/** The names kustomize reads a folder's kustomization from (kubectl.docs.kubernetes.io: "Kustomization File"). */
+export const KUSTOMIZATION_NAMES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'] as const;
+
+/**
+ * The patches of `kustomization` (its path and text) that merge into resources `isFile` knows, with no image set:
+ * by the patch's path. A kustomization YAML cannot read, that names a folder or an address as a resource, or that
+ * sets images gives none (its patches stay not checked).
+ */
+export function kustomizePatches(
+  kustomization: { readonly path: string; readonly text: string },
+  isFile: (path: string) => boolean | undefined,
+): Record<string, KustomizePatch> {
+  let doc: unknown;
+  try {
+    doc = parse(kustomization.text, { uniqueKeys: false });
+  } catch {
+    return {};
+  }
+  if (!doc || typeof doc !== 'object') return {};
+  const fields = doc as Record<string, unknown>;
+  if (Array.isArray(fields.images) && fields.images.length > 0) return {};
+  const folder = posix.dirname(kustomization.path);
+  const inRepository = (written: unknown): string | undefined => {
+    if (typeof written !== 'string' || /^[a-z][a-z0-9+.-]*:/i.test(written)) return undefined;
+    const path = posix.normalize(posix.join(folder, written));
+    return path.startsWith('../') || path === '..' ? undefined : path.replace(/^\.\//, '');
+  };
+  const resources = (Array.isArray(fields.resources) ? fields.resources : []).map(inRepository);
+  if (resources.length === 0 || resources.some((path) => path === undefined || isFile(path) !== true)) return {};
+  const written = [
+    ...(Array.isArray(fields.patches) ? fields.patches : []).map((entry) =>
+      entry && typeof entry === 'object' ? (entry as Record<string, unknown>).path : entry,
+    ),
+    ...(Array.isArray(fields.patchesStrategicMerge) ? fields.patchesStrategicMerge : []),
+  ];
+  const out: Record<string, KustomizePatch> = {};
+  for (const entry of written) {
+    const path = inRepository(entry);
+    if (path) out[path] = { kustomization: kustomization.path, resources: resources as string[] };
+  }
+  return out;
+}
+
+/** What a patch may change besides the image that decides where, and on what, its pods run. */
+const PATCH_PLACES =
+  /^[ \t-]*(?:nodeSelector|affinity|tolerations|runtimeClassName|nodeName|schedulerName|resourceClaims)[ \t]*:|nvidia\.com\/(?!gpu["']?[ \t]*:)/m;
 
 /** A predictor that says where it runs. */
 const PLACED = /^[ \t]+(?:nodeSelector|affinity)[ \t]*:/m;
@@ -208,7 +273,18 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
           true,
         );
       else if (isTemplate(body)) templateNotChecked(sink, body, start, text);
-      else
+      else if (!/^[ \t-]*image[ \t]*:/m.test(body) && options.serving?.patches?.[path] && !PATCH_PLACES.test(body)) {
+        const { kustomization, resources } = options.serving.patches[path];
+        notChecked(
+          sink,
+          body,
+          start,
+          `it is a patch that ${kustomization} merges into ${resources.join(', ')}, and it sets no image nor where its pods run: the merged workload runs the image named there, which is checked in that file`,
+          text,
+          false,
+          true,
+        );
+      } else
         notChecked(
           sink,
           body,
