@@ -78,7 +78,7 @@ export interface ServingIndex {
   readonly services: Readonly<Record<string, readonly { readonly path: string; readonly label: string }[]>>;
   /**
    * kustomize patches that ask for GPUs and name no image, by path: the kustomization beside each that merges it into
-   * resources of the repository (kustomizePatches). Carried with the serving index, which every manifest is parsed with.
+   * resources of the repository (kustomizePatches). Carried with the serving index, which each manifest is parsed with.
    */
   readonly patches?: Readonly<Record<string, KustomizePatch>>;
 }
