@@ -25,6 +25,18 @@ export function scalarText(node: Node | null | undefined, source: SourceText): M
 }
 
 /** A YAML error as a positioned problem, kept inside the text (error recovery can point past its end). */
+/**
+ * A document's YAML errors as one problem: the first, with how many more the parser reported (one broken line often
+ * makes dozens: a misindented `kind:` gave 25), so the file is said to be unreadable once, where it first is.
+ */
+export function firstYamlProblem(errors: readonly YAMLError[], text: string): ParseProblem {
+  const first = yamlProblem(errors[0]!, text);
+  const more = errors.length - 1;
+  return more > 0
+    ? { ...first, message: `${first.message} (and ${more} more YAML ${more === 1 ? 'problem' : 'problems'} after it)` }
+    : first;
+}
+
 export function yamlProblem(error: YAMLError, text: string): ParseProblem {
   const start = Math.min(error.pos[0], text.length);
   const end = Math.min(Math.max(error.pos[1], start), text.length);

@@ -25,7 +25,7 @@ import { FactSink, type ContainerFact, type ParsedFile } from '../facts.js';
 import { parseImageRef } from '../image-ref.js';
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
-import { scalarText, yamlProblem } from '../yaml-text.js';
+import { firstYamlProblem, scalarText } from '../yaml-text.js';
 import { MappedBuilder, type Mapped } from '../mapped.js';
 import { IMAGE_REFERENCE } from '../kubernetes/parse.js';
 
@@ -116,7 +116,7 @@ export function parseCompose(path: string, text: string): ParsedFile {
   sink.suppressions.push(...findSuppressions(source));
   const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false, strict: false });
   if (doc.errors.length > 0) {
-    for (const error of doc.errors) sink.problems.push(yamlProblem(error, text));
+    sink.problems.push(firstYamlProblem(doc.errors, text));
     return sink.finish(path, 'compose', source);
   }
   const reader = new ServiceReader(path, source, sink, doc);

@@ -30,7 +30,7 @@ import { FactSink, type ContainerFact, type LabelRequirement, type ParsedFile, t
 import { imageName, parseImageRef } from '../image-ref.js';
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
-import { scalarText, yamlProblem } from '../yaml-text.js';
+import { firstYamlProblem, scalarText, yamlProblem } from '../yaml-text.js';
 import { MappedBuilder, type Mapped } from '../mapped.js';
 import { GPU_BY_KIND_NAME, GPU_REQUEST_KEY, GPU_RESOURCE } from './kinds.js';
 
@@ -237,7 +237,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
           text,
           false,
         );
-      else for (const error of doc.errors) sink.problems.push(yamlProblem(error, text));
+      else sink.problems.push(firstYamlProblem(doc.errors, text));
       continue;
     }
     const before = sink.containers.length;
