@@ -25,6 +25,8 @@ const MESSAGES = {
   torchPage: '{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned',
   lockedRequirement: '{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}',
   noLibrary: '{{name}} {{version}} ships no library for CUDA {{cuda}}, the CUDA of torch {{torch}}',
+  noMinorLibrary:
+    '{{name}} {{version}} ships no library for CUDA {{cuda}}, the CUDA of torch {{torch}}: {{consequence}}',
   wheelBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned',
 };
 type MessageId = keyof typeof MESSAGES;
@@ -67,7 +69,9 @@ export default defineRule({
     wheelBuild:
       'flash-attn publishes its wheels per torch minor, CUDA major and C++ ABI, named in the local version (+cu12torch2.6cxx11abiFALSE); compiled against torch {{built}}, the extension fails to import with torch {{torch}} ("undefined symbol"). Take the wheel named for torch {{torchMinor}}, or build flash-attn against this torch. Source: https://github.com/Dao-AILab/flash-attention/blob/main/.github/workflows/publish.yml (the build matrix and wheel names of each release)',
     noLibrary:
-      '{{name}} loads the library built for the CUDA of the torch at hand, and {{version}} ships libraries for CUDA {{majors}}.x only, so its import fails. Move it to a release that ships CUDA {{cuda}} libraries. Source: {{source}}',
+      '{{name}} loads the library built for the CUDA of the torch at hand, and {{version}} ships libraries for CUDA {{majors}}.x only, so its import or its first GPU call fails. Move it to a release that ships CUDA {{cuda}} libraries. Source: {{source}}',
+    noMinorLibrary:
+      '{{name}} loads the library built for the CUDA major and minor of the torch at hand (libbitsandbytes_cuda<major><minor>), and {{version}} ships libraries for CUDA {{minors}}. Move it to a release that ships a CUDA {{cuda}} library{{release}}, or pin torch to a build of one of those CUDAs. Source: {{source}}',
     torchPage:
       'The wheels on this page are compiled against torch {{built}}; with torch {{torchMinor}} their import fails ("undefined symbol"), or pip finds none. Use the page for torch {{torchMinor}}. Source: {{source}}',
   },
@@ -261,7 +265,38 @@ function checkLibraries(
   const libraries = kb.cudaLibraries(pkg.name, pinned.version);
   if (!cuda || !libraries) return;
   const major = Number.parseInt(cuda, 10);
-  if (libraries.cudaMajors.includes(major)) return;
+  if (libraries.cudaMajors.includes(major)) {
+    const minor = cuda.split('.').slice(0, 2).join('.');
+    const minors = libraries.cudaMinors;
+    if (!minors || !/^\d+\.\d+$/.test(minor) || minors.includes(minor) || libraries.missingMinor === 'nearest') return;
+    const first = kb
+      .cudaLibraryRows(pkg.name)
+      .find(
+        (row) => row.cudaMinors?.includes(minor) || (row.missingMinor === 'nearest' && row.cudaMajors.includes(major)),
+      );
+    const release = first ? ` (from ${first.versions.replace(/^>=([^,]+).*$/, '$1')})` : '';
+    report({
+      messageId: 'noMinorLibrary',
+      data: {
+        name: pkg.rawName,
+        version: pinned.version,
+        cuda: minor,
+        torch: `${pinned.torchVersion}${torch.pkg.localLabel ? `+${torch.pkg.localLabel}` : ''}`,
+        consequence:
+          libraries.missingMinor === 'cpu'
+            ? 'it loads its CPU library instead, and its GPU functions (8-bit optimizers, 4-bit quantization) fail'
+            : 'its import or its first GPU call fails',
+        minors: minors.join(', '),
+        release,
+        source: cite(libraries),
+      },
+      file,
+      span: pkg.span,
+      related: pinned.related,
+      unverified: isUnverified(libraries),
+    });
+    return;
+  }
   report({
     messageId: 'noLibrary',
     data: {

@@ -140,6 +140,13 @@ export const CudaLibraries = z.strictObject({
   /** PEP 440 specifier of the releases the row covers. */
   versions: z.string(),
   cudaMajors: z.array(z.number().int()),
+  /** The CUDA minors of its libraries (`12.8`), where the release loads the library of torch's minor. */
+  cudaMinors: z.array(z.string().regex(/^\d+\.\d+$/)).optional(),
+  /**
+   * What a release does when torch's minor has no library: the import or the first GPU call fails (`error`), it loads
+   * its CPU library (`cpu`), or it loads the nearest minor of the same major (`nearest`).
+   */
+  missingMinor: z.enum(['error', 'cpu', 'nearest']).optional(),
   ...sourced,
 });
 export type CudaLibraries = z.infer<typeof CudaLibraries>;
