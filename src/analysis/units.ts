@@ -780,10 +780,12 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   // only where nothing else may have put torch there (not a stage built FROM another stage of the file; a base
   // image's own torch pip replaces, as the companion's wheel requires another).
   let torchless: boolean | undefined;
+  // A torch requirement whose version only the build knows (`torch==$TORCH_VERSION` with no default) is one too.
   const noTorch = (): boolean =>
     (torchless ??=
       (stage === undefined || StageTree.of(root).root(stage) === stage) &&
-      !files.some((file) => unitPackages(file).some((other) => other.name === 'torch' || other.name === 'pytorch')));
+      !files.some((file) => unitPackages(file).some((other) => other.name === 'torch' || other.name === 'pytorch')) &&
+      (stage === undefined ? unresolvedTorch(root).length === 0 : unreadTorchOf(root, stage) === undefined));
   const picksTorch = (pkg: PackageFact): boolean =>
     pkg.name === 'torch' || ((pkg.name === 'torchvision' || pkg.name === 'torchaudio') && noTorch());
   // What each invocation's commands say, once per invocation (a chain of includes has a member per file, and a
@@ -955,6 +957,22 @@ function unresolvedTorch(root: ParsedFile): readonly number[] {
 
 const UNRESOLVED_TORCH_STARTS = new WeakMap<ParsedFile, readonly number[]>();
 
+/** Where the first torch requirement of unknown version of a Dockerfile's stage is, if it has one. */
+function unreadTorchOf(root: ParsedFile, stage: number): number | undefined {
+  const from = root.stages.findIndex((candidate) => candidate.index === stage);
+  const start = root.stages[from]?.span.start ?? 0;
+  const end = root.stages[from + 1]?.span.start ?? Infinity;
+  const unreadTorch = unresolvedTorch(root);
+  // The first of them at or after the stage's start (a file of many stages asks once per stage: searched by halving).
+  let low = 0;
+  for (let high = unreadTorch.length; low < high; ) {
+    const middle = (low + high) >> 1;
+    if (unreadTorch[middle]! < start) low = middle + 1;
+    else high = middle;
+  }
+  return low < unreadTorch.length && unreadTorch[low]! < end ? unreadTorch[low] : undefined;
+}
+
 /**
  * The torch requirements of a Dockerfile stage that pip may answer with the torch an earlier command of the stage
  * installed: a range (or no version) installed after another torch install, by a command that does not replace what
@@ -1003,18 +1021,7 @@ function keptTorch(
   }
   // A torch requirement of the stage whose version is only known when the build runs (`pip install
   // torch==$(cat /tmp/torch_version.txt)`, aibrix's builders): it may install a torch a later range admits.
-  const from = root.stages.findIndex((candidate) => candidate.index === stage);
-  const start = root.stages[from]?.span.start ?? 0;
-  const end = root.stages[from + 1]?.span.start ?? Infinity;
-  const unreadTorch = unresolvedTorch(root);
-  // The first of them at or after the stage's start (a file of many stages asks once per stage: searched by halving).
-  let low = 0;
-  for (let high = unreadTorch.length; low < high; ) {
-    const middle = (low + high) >> 1;
-    if (unreadTorch[middle]! < start) low = middle + 1;
-    else high = middle;
-  }
-  if (low < unreadTorch.length && unreadTorch[low]! < end) firstUnread = Math.min(firstUnread, unreadTorch[low]!);
+  firstUnread = Math.min(firstUnread, unreadTorchOf(root, stage) ?? Infinity);
   // The first install that pins no version: pip keeps what it installed for a later range.
   let firstUnpinned = Infinity;
   for (const { pkg, at } of installs)

@@ -565,8 +565,11 @@ describe('Dockerfile parser', () => {
     expect(file.packages.map((pkg) => pkg.name)).toEqual(['torch']);
   });
 
-  it('reports a file without FROM', () => {
-    expect(parseDockerfile('Dockerfile', 'RUN echo hi\n').problems[0]!.message).toContain('no FROM');
+  it('says a file without FROM is not checked, failing closed where it names CUDA, NVIDIA or torch', () => {
+    const unread = (text: string) => parseDockerfile('Dockerfile', text).unresolved[0]!;
+    expect(unread('RUN echo hi\n')).toMatchObject({ text: 'this file', reason: expect.stringContaining('no FROM') });
+    expect(unread('RUN echo hi\n').fails).toBeUndefined();
+    expect(unread('RUN pip install torch==2.5.1\n').fails).toBe(true);
   });
   it('reads the Pythons RUNs install by script, with the version where the command names it', () => {
     const source = [

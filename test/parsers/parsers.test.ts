@@ -121,8 +121,8 @@ describe('a Dockerfile built by another BuildKit frontend', () => {
       '# syntax=docker.io/docker/dockerfile-upstream:master',
       '# hi\n# syntax=x/y',
     ])
-      expect(parse(`${first}\nRUN echo\n`).problems.map((problem) => problem.message)).toEqual([
-        'no FROM instruction: this does not look like a Dockerfile',
+      expect(parse(`${first}\nRUN echo\n`).unresolved.map((fact) => fact.reason)).toEqual([
+        'it has no FROM instruction, so docker build refuses it as it is (a part that a build pastes into another Dockerfile, or a mistake), and its instructions are not read',
       ]);
   });
 });

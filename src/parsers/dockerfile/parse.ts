@@ -296,11 +296,19 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
       reason: `${frontend[1]} is a BuildKit frontend other than Dockerfile's, so this file is in that frontend's own format and is not read${gpu ? ' (it names CUDA, NVIDIA or torch)' : ''}`,
       ...(gpu ? { fails: true } : {}),
     });
-  } else if (stage < 0 && instructions.length > 0)
-    sink.problems.push({
-      span: { start: 0, end: 0 },
-      message: 'no FROM instruction: this does not look like a Dockerfile',
+  } else if (stage < 0 && instructions.length > 0) {
+    // docker build refuses a file with no FROM; a build may paste it into another Dockerfile (modelscope's
+    // Dockerfile.extra_install, filled in by build_image.py): not checked, an error only where it names CUDA.
+    const gpu = CUDA_WORDS.test(source.text);
+    const first = instructions[0]!.span;
+    const lineEnd = source.text.indexOf('\n', first.start);
+    sink.unresolved.push({
+      span: { start: first.start, end: lineEnd < 0 || lineEnd > first.end ? first.end : lineEnd },
+      text: 'this file',
+      reason: `it has no FROM instruction, so docker build refuses it as it is (a part that a build pastes into another Dockerfile, or a mistake), and its instructions are not read${gpu ? ' (it names CUDA, NVIDIA or torch)' : ''}`,
+      ...(gpu ? { fails: true } : {}),
     });
+  }
 
   // The last line of the instruction a line belongs to; the first instruction holding it wins. Built on the first
   // suppression comment, in one pass over the instructions.
@@ -490,7 +498,8 @@ interface PropertyScope {
   readonly resolve: Resolver;
 }
 
-function recordProperties({ sink, source }: Reading, instruction: InstructionView, where: PropertyScope): void {
+function recordProperties(reading: Reading, instruction: InstructionView, where: PropertyScope): void {
+  const { sink, source } = reading;
   const { scope, stage, kind, globals, resolve } = where;
   for (const property of instruction.properties()) {
     const key = property.name;
@@ -515,6 +524,15 @@ function recordProperties({ sink, source }: Reading, instruction: InstructionVie
       continue;
     }
     const value = expanded.value;
+    // `ARG TORCH_VERSION={torch_version}`, `ARG BASE_IMAGE={base_image}`: a Python-format template's placeholder
+    // (modelscope's Dockerfile.ubuntu_base, filled in by str.replace before the build), not a value.
+    if (FORMAT_PLACEHOLDER_WHOLE.test(value.text)) {
+      reading.formatTemplate = true;
+      scope.set(key, {
+        unresolved: `${kind} ${key} is ${value.text}, a placeholder of a template filled in before the build, so its value is only known then`,
+      });
+      continue;
+    }
     scope.set(key, { value, defined: found.span, ...(kind === 'ARG' ? { buildArg: true } : {}) });
     sink.env.push({
       span: { start: property.nameSpan.start, end: found.span.end },
@@ -580,6 +598,8 @@ const PLATFORM_ARGS: Readonly<Record<string, string>> = {
 
 /** A Python-format placeholder at the start of an image: `{base_image}` (not `${VAR}`, not `{{ … }}`). */
 const FORMAT_PLACEHOLDER_START = /^\{[A-Za-z_][A-Za-z0-9_]*\}/;
+/** A value that is one Python-format placeholder: `{torch_version}`. */
+const FORMAT_PLACEHOLDER_WHOLE = /^\{[A-Za-z_][A-Za-z0-9_]*\}$/;
 /** A Python-format placeholder anywhere in a RUN: `{torch_version}`, not the shell's `${VAR}`. */
 const FORMAT_PLACEHOLDER = /(?<![$\w{])\{[A-Za-z_][A-Za-z0-9_]*\}(?!\})/;
 
