@@ -786,6 +786,19 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       (stage === undefined || StageTree.of(root).root(stage) === stage) &&
       !files.some((file) => unitPackages(file).some((other) => other.name === 'torch' || other.name === 'pytorch')) &&
       (stage === undefined ? unresolvedTorch(root).length === 0 : unreadTorchOf(root, stage) === undefined));
+  /** Whether nothing of the unit decides torch's build: no exact pin, address or label of it, and none left unread. */
+  let open: boolean | undefined;
+  const torchOpen = (): boolean =>
+    (open ??=
+      (stage === undefined || StageTree.of(root).root(stage) === stage) &&
+      !files.some((file) =>
+        unitPackages(file).some(
+          (other) =>
+            (other.name === 'torch' || other.name === 'pytorch') &&
+            (other.exact !== undefined || other.url !== undefined || other.ecosystem !== 'pip'),
+        ),
+      ) &&
+      (stage === undefined ? unresolvedTorch(root).length === 0 : unreadTorchOf(root, stage) === undefined));
   const picksTorch = (pkg: PackageFact): boolean =>
     pkg.name === 'torch' || ((pkg.name === 'torchvision' || pkg.name === 'torchaudio') && noTorch());
   // What each invocation's commands say, once per invocation (a chain of includes has a member per file, and a
@@ -878,9 +891,10 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       )
         (torchRanges ??= []).push({ file, pkg, specifier: specifier.replace(/\s+/g, '') });
       const carried = !build ? builtWithTorch(file, pkg, invocation, hidden, kb) : undefined;
-      // With no torch requirement in the unit, the torch it installs is the one its wheel requires, from PyPI: that
-      // release's build, to the minor (`vllm==0.11.0` installs torch 2.8.0, a CUDA 12.8 build).
-      if (carried) implied.push((noTorch() && withItsTorch(carried, kb)) || carried);
+      // With no torch requirement in the unit that decides torch (none, or ranges only: pip takes the pin's torch for
+      // them too), the torch it installs is the one its wheel requires, from PyPI: that release's build, to the minor
+      // (`vllm==0.11.0` installs torch 2.8.0, a CUDA 12.8 build).
+      if (carried) implied.push((torchOpen() && withItsTorch(carried, kb)) || carried);
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
         implied.push(
           cudaClaim({

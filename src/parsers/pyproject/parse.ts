@@ -126,6 +126,13 @@ export function parsePyproject(path: string, text: string): ParsedFile {
         extra,
         own: requirements(list, sink, `extra ${extra}`),
       });
+  // setuptools' dynamic metadata read from files (`[tool.setuptools.dynamic] dependencies = {file =
+  // ["requirements.txt"]}`, an extra's `optional-dependencies.cv = {file = [...]}`): requirements files the project
+  // installs, as `-r` would (setuptools.pypa.io, "Dynamic metadata": "file … in the requirements.txt format").
+  const dynamic = dynamicFiles(root);
+  for (const extra of dynamic.extras.keys())
+    if (!(optional?.kind === 'table' && optional.entries.has(extra)))
+      add({ name: `extra ${extra}`, span: dynamic.extraSpans.get(extra), extra, own: [] });
   const groups = lookup(root, 'dependency-groups');
   // uv's older `[tool.uv] dev-dependencies` is merged into the `dev` group, which `uv sync` installs by default
   // (docs.astral.sh/uv/concepts/projects/dependencies, "Legacy dev dependencies").
@@ -227,6 +234,21 @@ export function parsePyproject(path: string, text: string): ParsedFile {
         place(`first:${firstPytorch.name}`, [firstPytorch], true, fact);
       else place('all', [...implicit, ...(fallback ? [fallback] : [])], false, fact);
     }
+    // A selection that declares nothing of its own here still installs what its dynamic files name.
+    if (groups.size === 0 && dynamicFor(dynamic, variant.name).length > 0) {
+      const id = sink.contexts.length;
+      sink.contexts.push({
+        id,
+        tool: 'uv',
+        span: { start: 0, end: 0 },
+        indexes: [],
+        includes: [],
+        channels: [],
+        variant: variant.name,
+        ...(variant.span ? { variantSpan: variant.span } : {}),
+        ...(variant.defaultFor?.length ? { defaultFor: variant.defaultFor } : {}),
+      });
+    }
     for (const group of groups.values()) {
       const id = sink.contexts.length;
       // A package from one index alone reads that index as pip reads --index-url; the others as extra indexes
@@ -274,6 +296,16 @@ export function parsePyproject(path: string, text: string): ParsedFile {
     });
     for (const { fact } of variant.declared) sink.packages.push(packageFact({ ...fact, context: id }));
   }
+  for (const context of sink.contexts)
+    if (context.variant !== undefined)
+      for (const file of dynamicFor(dynamic, context.variant.replace(/^pip: /, '')))
+        sink.addInclude(context, {
+          kind: 'requirement',
+          target: file.value,
+          targetSpan: file.span,
+          span: file.span,
+          context: context.id,
+        });
 
   // pixi's tables: its environments install the project's dependencies from PyPI beside their own packages.
   const pixi = lookup(root, 'tool', 'pixi');
@@ -591,4 +623,44 @@ function groupRequirements(groups: TomlTable, name: string, sink: FactSink, seen
     } else declared.push(...requirements({ kind: 'array', span: item.span, items: [item] }, sink, `group ${name}`));
   }
   return declared;
+}
+
+/** The files of setuptools' dynamic metadata: the project's dependencies', and each extra's. */
+interface DynamicFiles {
+  readonly dependencies: readonly { readonly value: string; readonly span: Span }[];
+  readonly extras: ReadonlyMap<string, readonly { readonly value: string; readonly span: Span }[]>;
+  readonly extraSpans: ReadonlyMap<string, Span>;
+}
+
+function dynamicFiles(root: TomlTable): DynamicFiles {
+  const filesOf = (entry: TomlValue | undefined) => {
+    const file = entry?.kind === 'table' ? entry.entries.get('file') : undefined;
+    const items = file?.kind === 'array' ? file.items : file ? [file] : [];
+    return items.flatMap((item) => (item.kind === 'string' ? [{ value: item.value, span: item.span }] : []));
+  };
+  const extras = new Map<string, { value: string; span: Span }[]>();
+  const extraSpans = new Map<string, Span>();
+  const optional = lookup(root, 'tool', 'setuptools', 'dynamic', 'optional-dependencies');
+  if (optional?.kind === 'table')
+    for (const [extra, entry] of optional.entries) {
+      const files = filesOf(entry);
+      if (files.length === 0) continue;
+      extras.set(extra, files);
+      const span = optional.keySpans.get(extra);
+      if (span) extraSpans.set(extra, span);
+    }
+  return { dependencies: filesOf(lookup(root, 'tool', 'setuptools', 'dynamic', 'dependencies')), extras, extraSpans };
+}
+
+/**
+ * The dynamic files a selection installs: the project's dependencies' in every selection but a group installed alone,
+ * and an extra's own in that extra's.
+ */
+function dynamicFor(
+  dynamic: DynamicFiles,
+  variant: string,
+): readonly { readonly value: string; readonly span: Span }[] {
+  if (variant.startsWith('only ')) return [];
+  const extra = /^extra (.+)$/.exec(variant)?.[1];
+  return [...dynamic.dependencies, ...(extra === undefined ? [] : (dynamic.extras.get(extra) ?? []))];
 }
