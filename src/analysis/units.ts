@@ -894,7 +894,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       // With no torch requirement in the unit that decides torch (none, or ranges only: pip takes the pin's torch for
       // them too), the torch it installs is the one its wheel requires, from PyPI: that release's build, to the minor
       // (`vllm==0.11.0` installs torch 2.8.0, a CUDA 12.8 build).
-      if (carried) implied.push((torchOpen() && withItsTorch(carried, kb)) || carried);
+      if (carried) implied.push((torchOpen() && shipsNoTorch(root, stage, kb) && withItsTorch(carried, kb)) || carried);
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
         implied.push(
           cudaClaim({
@@ -1065,6 +1065,26 @@ function shippedTorch(root: ParsedFile, stage: number, kb: KnowledgeBase): strin
   if (image.registry === 'nvcr.io') return kb.ngcImage(image.repository, image.tag)?.frameworks?.pytorch;
   if (!image.registry && image.repository === 'pytorch/pytorch') return kb.pytorchImageTag(image.tag)?.torch;
   return undefined;
+}
+
+/**
+ * Whether what a unit installs goes onto no torch of its image: a requirements file's unit (no image), or a stage on
+ * an image known to ship none (nvidia/cuda, a plain OS or Docker Official Image, a package-manager image). On any
+ * other image (a vendor's, NGC's, pytorch/pytorch, one not known) a torch the image ships may meet an exact
+ * requirement, and pip keeps it ("Requirement already satisfied"), whatever its build.
+ */
+function shipsNoTorch(root: ParsedFile, stage: number | undefined, kb: KnowledgeBase): boolean {
+  if (stage === undefined) return true;
+  const image = baseImages(root).get(StageTree.of(root).root(stage));
+  if (!image || image.unresolved) return false;
+  const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+  return (
+    kb.isNvidiaCuda(image.registry, image.repository) ||
+    kb.officialImage(image.registry, image.repository) !== undefined ||
+    kb.osImage(name) !== undefined ||
+    kb.redHatPythonImage(name) !== undefined ||
+    kb.toolImage(name, image.tag ?? 'latest')?.cuda === 'none'
+  );
 }
 
 /** Each stage's FROM image where it names one (not an earlier stage), worked out once per file. */
