@@ -5,7 +5,8 @@
  * alone must all be there when it is checked with its installer: the same rule at the same line, whatever the
  * message now names as the target (or, for two builds that disagree, at the other build, once the image sets the
  * target). A finding may go only where the link changes what is installed: the installing command passes indexes
- * of its own, or resolves with uv's first-index strategy (then it is that install that is judged).
+ * of its own, or resolves with uv's first-index strategy, or the installer pins exactly what a range of the file
+ * leaves open (pip resolves them together); then it is that install that is judged.
  */
 import { describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
@@ -35,10 +36,27 @@ const atRelated = (related: Finding['related'][number]): string =>
  */
 function installerChangesResolution(installer: ParsedFile, member: ParsedFile): boolean {
   const links = resolveLinks([installer, member]).get(installer) ?? [];
-  return links.some((link) => {
-    const command = installer.contexts[link.include.context];
-    return link.to === member && ((command?.indexes.length ?? 0) > 0 || command?.tool === 'uv');
-  });
+  return (
+    links.some((link) => {
+      const command = installer.contexts[link.include.context];
+      return link.to === member && ((command?.indexes.length ?? 0) > 0 || command?.tool === 'uv');
+    }) || pinsWhatMemberRanges(installer, member)
+  );
+}
+
+/** Packages whose exact pin requires one torch release (their wheels' Requires-Dist): pip resolves torch to it. */
+const PINS_TORCH = new Set(['torch', 'torchvision', 'torchaudio', 'vllm', 'xformers', 'sglang']);
+
+/**
+ * Whether the installer pins exactly what a range of the member leaves open: pip resolves the two requirements
+ * together ("a solution that satisfies both"), so the member's range installs the installer's pin, not its own pick
+ * (aibrix's test.txt: `-r core.txt` with `torch>=2.7.0`, and `vllm==0.10.2`, which requires torch 2.8.0).
+ */
+function pinsWhatMemberRanges(installer: ParsedFile, member: ParsedFile): boolean {
+  const ranged = new Set(member.packages.filter((pkg) => !pkg.exact && !pkg.url).map((pkg) => pkg.name));
+  return installer.packages.some(
+    (pkg) => pkg.exact && (ranged.has(pkg.name) || (ranged.has('torch') && PINS_TORCH.has(pkg.name))),
+  );
 }
 
 const cases = readdirSync(FIXTURES).flatMap((rule) =>
