@@ -451,6 +451,19 @@ describe('images', () => {
     expect([cuda('2.5.0-gpu'), cuda('latest-gpu'), cuda('2.15.0')]).toEqual([undefined, undefined, undefined]);
   });
 
+  it("reads vLLM's images and pins up to v0.27 by the release pipeline's CUDA and requirements/cuda.txt", () => {
+    const cuda = (tag: string) => kb.vendorImage('vllm/vllm-openai', tag)?.cuda;
+    // v0.15-v0.19: CUDA 12.9.1 by default, -cu130 13.0.1; from v0.20.0 13.0.2 by default, -cu129 12.9.1.
+    expect([cuda('v0.17.1'), cuda('v0.18.0-cu130'), cuda('v0.21.0'), cuda('v0.22.1-cu129-ubuntu2404')]).toEqual([
+      '12.9.1',
+      '13.0.1',
+      '13.0.2',
+      '12.9.1',
+    ]);
+    expect(kb.companionPin('vllm', '0.20.0', [])?.torch).toBe('2.11.0');
+    expect(kb.companionPin('vllm', '0.18.1', [])?.torch).toBe('2.10.0');
+  });
+
   it('keeps NGC rows that agree with what their tags say', () => {
     const rows = loadData().images.ngc;
     for (const row of rows) {
