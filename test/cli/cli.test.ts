@@ -298,7 +298,7 @@ describe('cuda-gatekeeper plan', () => {
     expect(steps('13.0')).toEqual([
       'index URL: --extra-index-url https://download.pytorch.org/whl/cu130',
       'torch: torch==2.9.1+cu130',
-      'vllm: vllm==0.15.0',
+      'vllm: vllm==0.16.0',
       'xformers: xformers==0.0.33.post2',
     ]);
   });
