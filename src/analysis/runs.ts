@@ -42,6 +42,10 @@ export function fleetScope(files: readonly ParsedFile[], kb: KnowledgeBase): Fle
       // no GPU (docs.readthedocs.com/platform/stable/builds.html: builds run in a Docker image on CPU builders).
       if (unit.stage === undefined && unit.root.kind === 'requirements' && DOCS_REQUIREMENTS.test(unit.root.path))
         return 'These are the requirements of a documentation build (by their name or folder), which runs on a docs builder without GPUs, not on the fleet.';
+      // The requirements of a CI workflow, kept with the workflows (`.github/requirements-test.txt`, installed by a job
+      // of .github/workflows on a hosted runner, which has no GPU: docs.github.com, "GitHub-hosted runners").
+      if (unit.stage === undefined && unit.root.kind === 'requirements' && /^\.github\//.test(unit.root.path))
+        return 'These are the requirements of a CI workflow (kept under .github/), installed on CI runners, not on the fleet.';
       // A requirements file named for another platform (`requirements-mps.txt`, `requirements_rocm.txt`, `-cpu`):
       // installed where that platform runs (LocalAI's mps files, by its darwin build script alone).
       const platform =
