@@ -8,7 +8,9 @@ import { PerformanceObserver, performance } from 'node:perf_hooks';
 /**
  * How much longer `run(big)` takes than `run(small)`, counting only time outside the garbage collector:
  * collecting a large live set grows faster than the input on its own and says nothing about our algorithms.
- * The fastest of `runs` runs at each size (three by default), so one slow moment on a shared machine does not decide.
+ * The fastest of `runs` runs at each size (three by default), so one slow moment on a shared machine does not decide;
+ * the two sizes alternate, so a stretch of contention (the suite's other workers on a two-core machine) slows both
+ * alike instead of only the size measured during it.
  */
 export async function growth(run: (n: number) => void, small: number, big: number, runs = 3): Promise<number> {
   const collections: { start: number; duration: number }[] = [];
@@ -27,14 +29,15 @@ export async function growth(run: (n: number) => void, small: number, big: numbe
     collections.length = 0;
     return ended - started - collecting;
   };
-  const fastest = async (n: number): Promise<number> => {
-    let best = Infinity;
-    for (let i = 0; i < runs; i++) best = Math.min(best, await mutatorTime(n));
-    return best;
-  };
   try {
     run(Math.ceil(small / 4));
-    return (await fastest(big)) / Math.max(await fastest(small), 1);
+    let bestSmall = Infinity;
+    let bestBig = Infinity;
+    for (let i = 0; i < runs; i++) {
+      bestSmall = Math.min(bestSmall, await mutatorTime(small));
+      bestBig = Math.min(bestBig, await mutatorTime(big));
+    }
+    return bestBig / Math.max(bestSmall, 1);
   } finally {
     observer.disconnect();
   }
