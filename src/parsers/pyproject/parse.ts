@@ -234,21 +234,21 @@ export function parsePyproject(path: string, text: string): ParsedFile {
         place(`first:${firstPytorch.name}`, [firstPytorch], true, fact);
       else place('all', [...implicit, ...(fallback ? [fallback] : [])], false, fact);
     }
+    /** The install context of this selection that reads `indexes`. */
+    const selectionContext = (id: number, indexes: IndexFact[]): ContextDraft => ({
+      id,
+      tool: 'uv',
+      span: { start: 0, end: 0 },
+      indexes,
+      includes: [],
+      channels: [],
+      variant: variant.name,
+      ...(variant.span ? { variantSpan: variant.span } : {}),
+      ...(variant.defaultFor?.length ? { defaultFor: variant.defaultFor } : {}),
+    });
     // A selection that declares nothing of its own here still installs what its dynamic files name.
-    if (groups.size === 0 && dynamicFor(dynamic, variant.name).length > 0) {
-      const id = sink.contexts.length;
-      sink.contexts.push({
-        id,
-        tool: 'uv',
-        span: { start: 0, end: 0 },
-        indexes: [],
-        includes: [],
-        channels: [],
-        variant: variant.name,
-        ...(variant.span ? { variantSpan: variant.span } : {}),
-        ...(variant.defaultFor?.length ? { defaultFor: variant.defaultFor } : {}),
-      });
-    }
+    if (groups.size === 0 && dynamicFor(dynamic, variant.name).length > 0)
+      sink.contexts.push(selectionContext(sink.contexts.length, []));
     for (const group of groups.values()) {
       const id = sink.contexts.length;
       // A package from one index alone reads that index as pip reads --index-url; the others as extra indexes
@@ -264,17 +264,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
         ...(machines ? { machines } : {}),
       }));
       sink.indexes.push(...facts);
-      const context: ContextDraft = {
-        id,
-        tool: 'uv',
-        span: { start: 0, end: 0 },
-        indexes: facts,
-        includes: [],
-        channels: [],
-        variant: variant.name,
-        ...(variant.span ? { variantSpan: variant.span } : {}),
-        ...(variant.defaultFor?.length ? { defaultFor: variant.defaultFor } : {}),
-      };
+      const context = selectionContext(id, facts);
       sink.contexts.push(context);
       if (bestMatch) sink.options.push({ name: 'unsafe-best-match', span: strategy.span, context: id });
       // One fact per selection: a dependency of the project is installed by each of them.
