@@ -243,7 +243,7 @@ export function affectedIndices(
 export function servingOf(files: readonly Listed[], reader: RepositoryReader): ServingIndex | undefined {
   /** Folders of manifests that ask for GPUs and name no image: kustomize patches, where a kustomization is beside. */
   const folders = new Set<string>();
-  const listed = new Set(files.map((file) => file.path));
+  const listed = new Map(files.map((file) => [file.path, file.kind] as const));
   const index = servingIndex(
     (function* () {
       for (const file of files) {
@@ -262,11 +262,10 @@ export function servingOf(files: readonly Listed[], reader: RepositoryReader): S
       const path = folder === '.' ? name : `${folder}/${name}`;
       const source = reader.isFile(path) === true ? reader.read(path, 'kubernetes') : undefined;
       if (!source) continue;
-      // Only resources checked with the patch: the notice says the image is judged there.
-      Object.assign(
-        patches,
-        kustomizePatches(source, (resource) => listed.has(resource)),
-      );
+      // Only files checked with the patch: the notice says the image is judged there.
+      const checked = (other: string): boolean => listed.has(other);
+      const textOf = (other: string): string | undefined => reader.read(other, listed.get(other))?.text;
+      Object.assign(patches, kustomizePatches(source, checked, textOf));
       break;
     }
   if (Object.keys(patches).length === 0) return index;

@@ -269,12 +269,8 @@ function checkLibraries(
     const minor = cuda.split('.').slice(0, 2).join('.');
     const minors = libraries.cudaMinors;
     if (!minors || !/^\d+\.\d+$/.test(minor) || minors.includes(minor) || libraries.missingMinor === 'nearest') return;
-    const first = kb
-      .cudaLibraryRows(pkg.name)
-      .find(
-        (row) => row.cudaMinors?.includes(minor) || (row.missingMinor === 'nearest' && row.cudaMajors.includes(major)),
-      );
-    const release = first ? ` (from ${first.versions.replace(/^>=([^,]+).*$/, '$1')})` : '';
+    const releases = kb.releasesLoadingLibrary(pkg.name, minor);
+    const release = !releases ? '' : 'since' in releases ? ` (from ${releases.since})` : ` (${releases.versions})`;
     report({
       messageId: 'noMinorLibrary',
       data: {

@@ -615,13 +615,19 @@ const TORCH_BOUND: ReadonlySet<string> = new Set([
   'torch-tensorrt',
 ]);
 
+/** A package's CUDA build carried by the torch it pins (builtWithTorch), with the pin that says so. */
+interface Carried {
+  readonly claim: CudaClaim;
+  readonly pin: CompanionPin;
+}
+
 function builtWithTorch(
   file: ParsedFile,
   pkg: PackageFact,
   invocation: Invocation | undefined,
   hidden: boolean,
   kb: KnowledgeBase,
-): CudaClaim | undefined {
+): Carried | undefined {
   if (pkg.ecosystem !== 'pip' || !pkg.exact || pkg.localLabel || pkg.url || !CARRIES_TORCH_CUDA.has(pkg.name))
     return undefined;
   if (hidden || invocation?.indexes.some((index) => !isPypiIndex(index.url))) return undefined;
@@ -630,7 +636,7 @@ function builtWithTorch(
   const tag = pin ? kb.torchRelease(pin.torch)?.pypiDefault : undefined;
   const cuda = tag ? cudaFromTag(tag) : undefined;
   if (!pin || !cuda) return undefined;
-  return cudaClaim({
+  const claim = cudaClaim({
     kind: 'library',
     file,
     context: pkg.context,
@@ -641,20 +647,20 @@ function builtWithTorch(
     package: pkg,
     record: pin,
   });
+  return { claim, pin };
 }
 
 /** A carried claim (builtWithTorch) as the claim of the torch its package requires, where PyPI's build is known. */
-function withItsTorch(carried: CudaClaim, kb: KnowledgeBase): CudaClaim | undefined {
-  const pin = carried.record as CompanionPin;
+function withItsTorch({ claim, pin }: Carried, kb: KnowledgeBase): CudaClaim | undefined {
   const release = kb.torchRelease(pin.torch);
   const cuda = release?.pypiDefault ? cudaFromTag(release.pypiDefault) : undefined;
   if (!release || !cuda) return undefined;
   return cudaClaim({
-    ...carried,
+    ...claim,
     kind: 'implied',
     cuda,
     precision: 'minor',
-    subject: `${carried.subject} (and the torch ${pin.torch} it requires)`,
+    subject: `${claim.subject} (and the torch ${pin.torch} it requires)`,
     record: release,
   });
 }
@@ -779,28 +785,10 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   // A torchvision or torchaudio range with no torch requirement beside it brings the torch its newest release pins:
   // only where nothing else may have put torch there (not a stage built FROM another stage of the file; a base
   // image's own torch pip replaces, as the companion's wheel requires another).
-  let torchless: boolean | undefined;
-  // A torch requirement whose version only the build knows (`torch==$TORCH_VERSION` with no default) is one too.
-  const noTorch = (): boolean =>
-    (torchless ??=
-      (stage === undefined || StageTree.of(root).root(stage) === stage) &&
-      !files.some((file) => unitPackages(file).some((other) => other.name === 'torch' || other.name === 'pytorch')) &&
-      (stage === undefined ? unresolvedTorch(root).length === 0 : unreadTorchOf(root, stage) === undefined));
-  /** Whether nothing of the unit decides torch's build: no exact pin, address or label of it, and none left unread. */
-  let open: boolean | undefined;
-  const torchOpen = (): boolean =>
-    (open ??=
-      (stage === undefined || StageTree.of(root).root(stage) === stage) &&
-      !files.some((file) =>
-        unitPackages(file).some(
-          (other) =>
-            (other.name === 'torch' || other.name === 'pytorch') &&
-            (other.exact !== undefined || other.url !== undefined || other.ecosystem !== 'pip'),
-        ),
-      ) &&
-      (stage === undefined ? unresolvedTorch(root).length === 0 : unreadTorchOf(root, stage) === undefined));
+  let torch: UnitTorch | undefined;
+  const torchOf = (): UnitTorch => (torch ??= unitTorch(root, stage, files, unitPackages));
   const picksTorch = (pkg: PackageFact): boolean =>
-    pkg.name === 'torch' || ((pkg.name === 'torchvision' || pkg.name === 'torchaudio') && noTorch());
+    pkg.name === 'torch' || ((pkg.name === 'torchvision' || pkg.name === 'torchaudio') && torchOf() === 'none');
   // What each invocation's commands say, once per invocation (a chain of includes has a member per file, and a
   // package each): whether pip reads a configuration file the gate cannot, and whether it installs over what is there.
   const flags = new Map(
@@ -894,7 +882,10 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       // With no torch requirement in the unit that decides torch (none, or ranges only: pip takes the pin's torch for
       // them too), the torch it installs is the one its wheel requires, from PyPI: that release's build, to the minor
       // (`vllm==0.11.0` installs torch 2.8.0, a CUDA 12.8 build).
-      if (carried) implied.push((torchOpen() && shipsNoTorch(root, stage, kb) && withItsTorch(carried, kb)) || carried);
+      if (carried)
+        implied.push(
+          (torchOf() !== 'decided' && shipsNoTorch(root, stage, kb) && withItsTorch(carried, kb)) || carried.claim,
+        );
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
         implied.push(
           cudaClaim({
@@ -970,6 +961,33 @@ function unresolvedTorch(root: ParsedFile): readonly number[] {
 }
 
 const UNRESOLVED_TORCH_STARTS = new WeakMap<ParsedFile, readonly number[]>();
+
+/**
+ * What a unit's own files say of torch: nothing (`none`: no requirement names it, none is left unread), only ranges
+ * (`ranges`: pip's pick may still be decided by another package's pin), or its build (`decided`: an exact pin, an
+ * address or conda's pytorch, or a requirement whose version only the build knows, `torch==$TORCH_VERSION`). A stage
+ * built on another stage of the file runs the torch the stages above installed: `decided`.
+ */
+type UnitTorch = 'none' | 'ranges' | 'decided';
+
+function unitTorch(
+  root: ParsedFile,
+  stage: number | undefined,
+  files: readonly ParsedFile[],
+  packagesOf: (file: ParsedFile) => readonly PackageFact[],
+): UnitTorch {
+  if (stage !== undefined && StageTree.of(root).root(stage) !== stage) return 'decided';
+  if (stage === undefined ? unresolvedTorch(root).length > 0 : unreadTorchOf(root, stage) !== undefined)
+    return 'decided';
+  let named = false;
+  for (const file of files)
+    for (const pkg of packagesOf(file)) {
+      if (pkg.name !== 'torch' && pkg.name !== 'pytorch') continue;
+      if (pkg.exact !== undefined || pkg.url !== undefined || pkg.ecosystem !== 'pip') return 'decided';
+      named = true;
+    }
+  return named ? 'ranges' : 'none';
+}
 
 /** Where the first torch requirement of unknown version of a Dockerfile's stage is, if it has one. */
 function unreadTorchOf(root: ParsedFile, stage: number): number | undefined {

@@ -511,6 +511,27 @@ export class KnowledgeBase {
     );
   }
 
+  /**
+   * The releases of `pkg` that load a library for CUDA `minor` (`12.8`): `since` a release where every one since has
+   * one (or loads the nearest of its major), else the newest range of `versions` that has one; undefined where none
+   * has. bitsandbytes 0.45.3 added 12.8; 0.46 dropped 11.7, which 0.50 loads as its nearest, 11.8.
+   */
+  releasesLoadingLibrary(
+    pkg: string,
+    minor: string,
+  ): { readonly since: string } | { readonly versions: string } | undefined {
+    const rows = this.cudaLibraryRows(pkg);
+    const major = Number.parseInt(minor, 10);
+    const loads = (row: schema.CudaLibraries): boolean =>
+      row.cudaMinors?.includes(minor) === true || (row.missingMinor === 'nearest' && row.cudaMajors.includes(major));
+    let since = rows.length;
+    while (since > 0 && loads(rows[since - 1]!)) since--;
+    const from = since < rows.length ? /^>=\s*([^,\s]+)/.exec(rows[since]!.versions)?.[1] : undefined;
+    if (from) return { since: from };
+    const newest = [...rows].reverse().find(loads);
+    return newest ? { versions: newest.versions } : undefined;
+  }
+
   /** Every row of the CUDA majors `pkg`'s releases ship libraries for. */
   cudaLibraryRows(pkg: string): readonly schema.CudaLibraries[] {
     return this.data.companions.cudaLibraries.filter((row) => row.package === pkg);

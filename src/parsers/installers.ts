@@ -847,37 +847,6 @@ export function mayInstall(command: Command): boolean {
   return program !== undefined && TOOLS.has(program);
 }
 
-/**
- * The script file a command runs, where it runs one of the build's (`bash /tmp/install_deps.sh`, `./scripts/setup.sh`,
- * `sudo sh install.sh cu121`, `bash $DIR/setup.sh`): what it installs is in a file the Dockerfile's reader does not
- * follow. Not a shell's `-c` string (read as commands: withCommandStrings), nor `source`/`.` (they set the shell's
- * environment).
- */
-export function scriptRun(command: Command): Word | undefined {
-  const words = stripPrefixes(command);
-  const program = words[0];
-  if (!program) return undefined;
-  const name = basename(program.text);
-  if (SCRIPT.test(name)) return program;
-  if (!SHELL_PROGRAMS.has(name)) return undefined;
-  for (let i = 1; i < words.length; i++) {
-    const text = words[i]!.text;
-    if (text === '-o' || text === '-O' || text === '+o' || text === '+O') {
-      i++;
-      continue;
-    }
-    if (/^[-+]/.test(text)) {
-      if (/^-[A-Za-z]*c/.test(text)) return undefined;
-      continue;
-    }
-    return SCRIPT.test(text) ? words[i] : undefined;
-  }
-  return undefined;
-}
-
-const SCRIPT = /\.(?:sh|bash)$/;
-const SHELL_PROGRAMS: ReadonlySet<string> = new Set(['bash', 'sh', 'dash', 'zsh', 'ash', 'ksh']);
-
 /** The programs (besides pip, and conda's installers) whose commands the readers above know. */
 const TOOLS: ReadonlySet<string> = new Set([
   'uv',

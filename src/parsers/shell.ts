@@ -136,7 +136,9 @@ export function withCommandStrings(
   resolve: Resolver,
   depth = 0,
 ): Pick<SplitScript, 'commands' | 'inBlock' | 'holding' | 'stdout'> {
-  if (depth >= MAX_COMMAND_STRING_DEPTH || !read.commands.some((command) => commandString(command))) return read;
+  if (depth >= MAX_COMMAND_STRING_DEPTH) return read;
+  const strings = read.commands.map((command) => shellRun(command)?.string);
+  if (!strings.some((string) => string)) return read;
   const out: Pick<SplitScript, 'commands' | 'inBlock' | 'holding' | 'stdout'> = {
     commands: [],
     inBlock: [],
@@ -144,7 +146,7 @@ export function withCommandStrings(
     stdout: [],
   };
   for (const [k, command] of read.commands.entries()) {
-    const string = commandString(command);
+    const string = strings[k];
     if (!string) {
       out.commands.push(command);
       out.inBlock.push(read.inBlock[k]!);
@@ -168,20 +170,27 @@ export function withCommandStrings(
 const MAX_COMMAND_STRING_DEPTH = 3;
 
 const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ash', 'ksh']);
-/** What may come before the program: `sudo -u user`, `env A=b`, `then`, `time`. */
-const BEFORE_PROGRAM = new Set(['sudo', 'env', 'time', 'exec', 'nohup', 'command', 'then', 'else', 'do', '!', '{']);
+/** What may come before the program: `sudo -u user`, `env A=b`, `time`, and the reserved words a command follows. */
+const BEFORE_PROGRAM = new Set([
+  ...['sudo', 'env', 'time', 'exec', 'nohup', 'command'],
+  ...['then', 'else', 'elif', 'do', 'if', 'while', 'until', '!', '{'],
+]);
 const CONDA_RUNNERS = /(?:^|\/)(?:conda|mamba|micromamba)$/;
 /** `conda run`'s options that take a value (docs.conda.io, "conda run": -n/--name, -p/--prefix, --cwd). */
 const CONDA_RUN_VALUE_OPTIONS: ReadonlySet<string> = new Set(['-n', '--name', '-p', '--prefix', '--cwd']);
 /** sudo's options that take a value (sudo(8)): `-u user`, `-g group`, … */
 const SUDO_VALUE_OPTIONS = /^-[ugpCDhrtTU]$/;
+/** A shell script's file name. */
+const SCRIPT_FILE = /\.(?:sh|bash)$/;
 
 /**
- * The word a command runs as a shell's command string, if it runs one: a shell's `-c` (bash(1): "-c  If the -c option
- * is present, then commands are read from the first non-option argument command_string"), in any cluster of options
- * (`-lc`, `-ceuxo pipefail`), or su's and runuser's `-c COMMAND` / `--command=COMMAND` (su(1)).
+ * What a command hands to a shell of its own, if it does: a command string (`string`: a shell's `-c`, bash(1): "-c  If
+ * the -c option is present, then commands are read from the first non-option argument command_string", in any cluster
+ * of options such as `-lc` or `-ceuxo pipefail`; su's and runuser's `-c COMMAND`, su(1)), or a script file (`script`:
+ * `bash /tmp/install_deps.sh`, `./scripts/setup.sh`, `sudo sh install.sh cu121`, `bash $DIR/setup.sh`), whose commands
+ * are in a file the Dockerfile's reader does not follow. Not `source`/`.` (they set the shell's environment).
  */
-function commandString(command: Command): Word | undefined {
+export function shellRun(command: Command): { readonly string?: Word; readonly script?: Word } | undefined {
   let i = 0;
   let sudo = false;
   for (; i < command.length; i++) {
@@ -200,13 +209,15 @@ function commandString(command: Command): Word | undefined {
   if (CONDA_RUNNERS.test(command[i]?.text ?? '') && command[i + 1]?.text === 'run')
     for (i += 2; i < command.length && command[i]!.text.startsWith('-'); i++)
       if (CONDA_RUN_VALUE_OPTIONS.has(command[i]!.text)) i++;
-  const program = command[i]?.text;
-  if (program === undefined || command[i]!.unresolved) return undefined;
-  const name = program.slice(program.lastIndexOf('/') + 1);
+  const program = command[i];
+  if (program === undefined) return undefined;
+  const name = program.text.slice(program.text.lastIndexOf('/') + 1);
+  if (SCRIPT_FILE.test(name)) return { script: program };
+  if (program.unresolved) return undefined;
   if (name === 'su' || name === 'runuser') {
     for (let j = i + 1; j < command.length; j++) {
       const text = command[j]!.text;
-      if (text === '-c' || text === '--command') return command[j + 1];
+      if (text === '-c' || text === '--command') return command[j + 1] ? { string: command[j + 1] } : undefined;
       if (text.startsWith('--command=')) return undefined; // the value shares the option's word
     }
     return undefined;
@@ -222,7 +233,8 @@ function commandString(command: Command): Word | undefined {
       if (/[oO]/.test(text)) j++; // -o pipefail, -O extglob: the option's name is the next word
       continue;
     }
-    return string ? command[j] : undefined;
+    if (string) return { string: command[j]! };
+    return SCRIPT_FILE.test(text) ? { script: command[j]! } : undefined;
   }
   return undefined;
 }

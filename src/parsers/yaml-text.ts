@@ -24,7 +24,6 @@ export function scalarText(node: Node | null | undefined, source: SourceText): M
   return builder.build();
 }
 
-/** A YAML error as a positioned problem, kept inside the text (error recovery can point past its end). */
 /**
  * A document's YAML errors as one problem: the first, with how many more the parser reported (one broken line often
  * makes dozens: a misindented `kind:` gave 25), so the file is said to be unreadable once, where it first is.
@@ -37,6 +36,7 @@ export function firstYamlProblem(errors: readonly YAMLError[], text: string): Pa
     : first;
 }
 
+/** A YAML error as a positioned problem, kept inside the text (error recovery can point past its end). */
 export function yamlProblem(error: YAMLError, text: string): ParseProblem {
   const start = Math.min(error.pos[0], text.length);
   const end = Math.min(Math.max(error.pos[1], start), text.length);

@@ -36,26 +36,29 @@ const atRelated = (related: Finding['related'][number]): string =>
  */
 function installerChangesResolution(installer: ParsedFile, member: ParsedFile): boolean {
   const links = resolveLinks([installer, member]).get(installer) ?? [];
-  return (
-    links.some((link) => {
-      const command = installer.contexts[link.include.context];
-      return link.to === member && ((command?.indexes.length ?? 0) > 0 || command?.tool === 'uv');
-    }) || pinsWhatMemberRanges(installer, member)
-  );
+  return links.some((link) => {
+    const command = installer.contexts[link.include.context];
+    return link.to === member && ((command?.indexes.length ?? 0) > 0 || command?.tool === 'uv');
+  });
 }
 
 /** Packages whose exact pin requires one torch release (their wheels' Requires-Dist): pip resolves torch to it. */
 const PINS_TORCH = new Set(['torch', 'torchvision', 'torchaudio', 'vllm', 'xformers', 'sglang']);
 
 /**
- * Whether the installer pins exactly what a range of the member leaves open: pip resolves the two requirements
- * together ("a solution that satisfies both"), so the member's range installs the installer's pin, not its own pick
- * (aibrix's test.txt: `-r core.txt` with `torch>=2.7.0`, and `vllm==0.10.2`, which requires torch 2.8.0).
+ * Whether the finding is about a range of the member that the installer pins exactly: pip resolves the two
+ * requirements together ("a solution that satisfies both"), so the range installs the installer's pin, not its own
+ * pick (aibrix's test.txt: `-r core.txt` with `torch>=2.7.0`, and `vllm==0.10.2`, which requires torch 2.8.0).
  */
-function pinsWhatMemberRanges(installer: ParsedFile, member: ParsedFile): boolean {
-  const ranged = new Set(member.packages.filter((pkg) => !pkg.exact && !pkg.url).map((pkg) => pkg.name));
-  return installer.packages.some(
-    (pkg) => pkg.exact && (ranged.has(pkg.name) || (ranged.has('torch') && PINS_TORCH.has(pkg.name))),
+function pinnedByInstaller(finding: Finding, installer: ParsedFile, member: ParsedFile): boolean {
+  const line = finding.location.start.line;
+  const ranged = member.packages.filter(
+    (pkg) => !pkg.exact && !pkg.url && member.source.position(pkg.span.start).line === line,
+  );
+  return ranged.some((range) =>
+    installer.packages.some(
+      (pin) => pin.exact && (pin.name === range.name || (range.name === 'torch' && PINS_TORCH.has(pin.name))),
+    ),
   );
 }
 
@@ -88,7 +91,8 @@ describe('a link adds findings, never hides one', () => {
             // the disagreement is reported at the other build. The conflict is kept, seen from the other side.
             if (finding.ruleId === 'cuda-mismatch' && finding.related.some((other) => linked.has(atRelated(other))))
               continue;
-            if (installerChangesResolution(installer, member)) continue;
+            if (installerChangesResolution(installer, member) || pinnedByInstaller(finding, installer, member))
+              continue;
             violations.push(
               `${dir.slice(FIXTURES.length + 1)}: ${installer.path} hides ${key(finding)}: ${finding.message}`,
             );

@@ -464,6 +464,13 @@ describe('images', () => {
     expect(kb.companionPin('vllm', '0.18.1', [])?.torch).toBe('2.10.0');
   });
 
+  it("says which bitsandbytes releases load a library for a CUDA minor, by each release's build matrix", () => {
+    // 12.8 from 0.45.3 on (0.50 loads its own 12.8); 11.7 dropped in 0.46, and 0.50 loads 11.8, the nearest of CUDA 11.
+    expect(kb.releasesLoadingLibrary('bitsandbytes', '12.8')).toEqual({ since: '0.45.3' });
+    expect(kb.releasesLoadingLibrary('bitsandbytes', '11.7')).toEqual({ since: '0.50.0' });
+    expect(kb.releasesLoadingLibrary('bitsandbytes', '10.2')).toBeUndefined();
+  });
+
   it('keeps NGC rows that agree with what their tags say', () => {
     const rows = loadData().images.ngc;
     for (const row of rows) {

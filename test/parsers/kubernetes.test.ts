@@ -890,23 +890,43 @@ describe('a metadata block with no name of its own', () => {
     expect(performance.now() - started).toBeLessThan(2000);
   });
 
-  it("reads a kustomization's patches that merge into files of the repository and set no image", () => {
-    const files = new Set(['base/deploy.yaml', 'deploy.yaml']);
+  it("reads a kustomization's patches that merge into files checked with them and set no image nor placement", () => {
+    const texts: Record<string, string> = {
+      'base/deploy.yaml': 'kind: Deployment\n',
+      'deploy.yaml': 'kind: Deployment\n',
+      'overlay/gpu.yaml':
+        'kind: Deployment\nspec: {template: {spec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: 1}}}]}}}\n',
+      'overlay/image.yaml': 'kind: Deployment\nspec: {template: {spec: {containers: [{name: a, image: other:2}]}}}\n',
+      'overlay/nodes.yaml': 'kind: Deployment\nspec:\n  template:\n    spec:\n      nodeSelector: {pool: b200}\n',
+      'p.yaml': 'kind: Deployment\n',
+    };
     const patches = (text: string, path = 'overlay/kustomization.yaml') =>
-      kustomizePatches({ path, text }, (candidate) => files.has(candidate));
+      kustomizePatches(
+        { path, text },
+        (candidate) => candidate in texts,
+        (candidate) => texts[candidate],
+      );
     expect(
       patches('resources: [../base/deploy.yaml]\npatches:\n  - path: gpu.yaml\n    target: {kind: Deployment}\n'),
     ).toEqual({ 'overlay/gpu.yaml': { kustomization: 'overlay/kustomization.yaml', resources: ['base/deploy.yaml'] } });
     expect(
       Object.keys(patches('resources: [deploy.yaml]\npatchesStrategicMerge: [./p.yaml]\n', 'kustomization.yaml')),
     ).toEqual(['p.yaml']);
-    // An image set, a folder or an address as a resource, a resource outside the repository, YAML that cannot be read.
-    expect(
-      patches('resources: [../base/deploy.yaml]\nimages: [{name: x, newTag: v2}]\npatches: [{path: p.yaml}]\n'),
-    ).toEqual({});
-    expect(patches('resources: [../base]\npatches: [{path: p.yaml}]\n')).toEqual({});
-    expect(patches('resources: [https://github.com/org/repo//deploy?ref=v1]\npatches: [{path: p.yaml}]\n')).toEqual({});
-    expect(patches('resources: [../../../deploy.yaml]\npatches: [{path: p.yaml}]\n')).toEqual({});
+    // Another patch that sets an image or moves the pods, a field that rewrites images, an inline patch, a patch not
+    // checked with it: none of its patches is taken.
+    const base = 'resources: [../base/deploy.yaml]\n';
+    expect(patches(`${base}patches: [{path: gpu.yaml}, {path: image.yaml}]\n`)).toEqual({});
+    expect(patches(`${base}patches: [{path: gpu.yaml}, {path: nodes.yaml}]\n`)).toEqual({});
+    expect(patches(`${base}images: [{name: x, newTag: v2}]\npatches: [{path: gpu.yaml}]\n`)).toEqual({});
+    expect(patches(`${base}replacements: [{path: r.yaml}]\npatches: [{path: gpu.yaml}]\n`)).toEqual({});
+    expect(patches(`${base}patches: [{path: gpu.yaml}, {patch: "image: x"}]\n`)).toEqual({});
+    expect(patches(`${base}patches: [{path: gpu.yaml}, {path: missing.yaml}]\n`)).toEqual({});
+    // A folder or an address as a resource, a resource outside the repository, YAML that cannot be read.
+    expect(patches('resources: [../base]\npatches: [{path: gpu.yaml}]\n')).toEqual({});
+    expect(patches('resources: [https://github.com/org/repo//deploy?ref=v1]\npatches: [{path: gpu.yaml}]\n')).toEqual(
+      {},
+    );
+    expect(patches('resources: [../../../deploy.yaml]\npatches: [{path: gpu.yaml}]\n')).toEqual({});
     expect(patches('resources: [: [\n')).toEqual({});
   });
 });

@@ -589,4 +589,37 @@ describe('strings longer than the TOML parser can take (issue 26)', () => {
     expect(file.problems).toHaveLength(1);
     expect(file.problems[0]!.message).toMatch(/^not valid TOML/);
   });
+
+  it("installs setuptools' dynamic dependency files in each selection that installs them", () => {
+    const file = parseFile(
+      'pyproject.toml',
+      [
+        '[project]',
+        'name = "demo"',
+        'dynamic = ["dependencies", "optional-dependencies"]',
+        '[dependency-groups]',
+        'dev = ["pytest"]',
+        '[tool.setuptools.dynamic]',
+        'dependencies = {file = ["requirements.txt"]}',
+        'optional-dependencies.cv = {file = ["requirements/framework.txt", "requirements/cv.txt"]}',
+        '',
+      ].join('\n'),
+      'pyproject',
+    );
+    const byVariant = new Map<string, string[]>();
+    for (const context of file.contexts)
+      byVariant.set(context.variant!, [
+        ...(byVariant.get(context.variant!) ?? []),
+        ...context.includes.map((include) => include.target),
+      ]);
+    expect(byVariant.get('the project')).toEqual(['requirements.txt']);
+    expect(byVariant.get('pip: extra cv')).toEqual([
+      'requirements.txt',
+      'requirements/framework.txt',
+      'requirements/cv.txt',
+    ]);
+    expect(byVariant.get('group dev')).toEqual(['requirements.txt']);
+    // A group installed alone (`uv sync --only-group dev`) installs neither the project nor its dependencies.
+    expect(byVariant.get('only group dev')).toEqual([]);
+  });
 });

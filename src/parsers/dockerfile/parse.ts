@@ -10,20 +10,14 @@ import {
 import { posix } from 'node:path';
 import { SourceText, type Span } from '../source.js';
 import { parseImageRef } from '../image-ref.js';
-import {
-  installExport,
-  lockExport,
-  mayInstall,
-  recordInstallCommand,
-  scriptRun,
-  type LockExport,
-} from '../installers.js';
+import { installExport, lockExport, mayInstall, recordInstallCommand, type LockExport } from '../installers.js';
 import { PipEnv } from './pip-env.js';
 import { cloneOf, Clones } from './clones.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
 import {
   expandValue,
   readCommands,
+  shellRun,
   splitCommands,
   withCommandStrings,
   type Resolver,
@@ -829,7 +823,7 @@ function recordRun(
       if (clone) clones.add(stage, clone);
       if (clone) continue;
       if (!mayInstall(words)) {
-        const script = scriptRun(words);
+        const script = shellRun(words)?.script;
         if (script)
           sink.unresolved.push({
             span: script.span,

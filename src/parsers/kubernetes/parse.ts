@@ -85,9 +85,9 @@ export interface ServingIndex {
 
 /**
  * A file a kustomization merges into its resources (`patches: [{path: patch.yaml}]`, `patchesStrategicMerge`), where
- * the kustomization sets no image (`images:`) and every resource is a file of the repository: the merged workload runs
- * the image its resource names, judged in that file (kubectl.docs.kubernetes.io, "patches"; "images" is the only
- * field of a kustomization that changes a container's image besides a patch).
+ * nothing the kustomization applies sets an image or moves the pods (kubectl.docs.kubernetes.io: its `images`,
+ * `replacements`, `components` and `transformers` may change a container's image, and so may any of its patches) and
+ * every resource is a file checked with it: the merged workload runs the image its resource names, judged there.
  */
 export interface KustomizePatch {
   readonly kustomization: string;
@@ -97,14 +97,26 @@ export interface KustomizePatch {
 /** The names kustomize reads a folder's kustomization from (kubectl.docs.kubernetes.io: "Kustomization File"). */
 export const KUSTOMIZATION_NAMES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'] as const;
 
+/** A kustomization's fields that may change a container's image, or generate what the gate does not see. */
+const REWRITES = ['images', 'replacements', 'components', 'transformers', 'generators', 'helmCharts'] as const;
+
 /**
- * The patches of `kustomization` (its path and text) that merge into resources `isFile` knows, with no image set:
- * by the patch's path. A kustomization YAML cannot read, that names a folder or an address as a resource, or that
- * sets images gives none (its patches stay not checked).
+ * What a patch may set that decides what runs, or where and on what its pods run: a key of a strategic-merge patch, or
+ * a JSON 6902 patch's path (`/spec/template/spec/containers/0/image`), in block or flow style.
+ */
+const PATCH_DECIDES =
+  /(?:^[ \t-]*|[{,][ \t]*)["']?(?:image|nodeSelector|affinity|tolerations|runtimeClassName|nodeName|schedulerName|resourceClaims)["']?[ \t]*:|\/(?:image|nodeSelector|affinity|tolerations|runtimeClassName|nodeName)\b|nvidia\.com\/(?!gpu["']?[ \t]*:)/m;
+
+/**
+ * The patches of `kustomization` (its path and text), by path, where none of them sets an image or where pods run
+ * and its resources are all files checked with it (`checked`); `textOf` reads a patch file checked with it. A
+ * kustomization YAML cannot read, with a field that rewrites images, an inline patch, or a resource or patch the
+ * check does not read gives none: its patches stay not checked.
  */
 export function kustomizePatches(
   kustomization: { readonly path: string; readonly text: string },
-  isFile: (path: string) => boolean | undefined,
+  checked: (path: string) => boolean,
+  textOf: (path: string) => string | undefined,
 ): Record<string, KustomizePatch> {
   let doc: unknown;
   try {
@@ -112,9 +124,9 @@ export function kustomizePatches(
   } catch {
     return {};
   }
-  if (!doc || typeof doc !== 'object') return {};
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return {};
   const fields = doc as Record<string, unknown>;
-  if (Array.isArray(fields.images) && fields.images.length > 0) return {};
+  if (REWRITES.some((field) => fields[field] !== undefined && fields[field] !== null)) return {};
   const folder = posix.dirname(kustomization.path);
   const inRepository = (written: unknown): string | undefined => {
     if (typeof written !== 'string' || /^[a-z][a-z0-9+.-]*:/i.test(written)) return undefined;
@@ -122,24 +134,27 @@ export function kustomizePatches(
     return path.startsWith('../') || path === '..' ? undefined : path.replace(/^\.\//, '');
   };
   const resources = (Array.isArray(fields.resources) ? fields.resources : []).map(inRepository);
-  if (resources.length === 0 || resources.some((path) => path === undefined || isFile(path) !== true)) return {};
-  const written = [
-    ...(Array.isArray(fields.patches) ? fields.patches : []).map((entry) =>
-      entry && typeof entry === 'object' ? (entry as Record<string, unknown>).path : entry,
-    ),
-    ...(Array.isArray(fields.patchesStrategicMerge) ? fields.patchesStrategicMerge : []),
-  ];
-  const out: Record<string, KustomizePatch> = {};
+  if (resources.length === 0 || resources.some((path) => path === undefined || !checked(path))) return {};
+  const listOf = (field: string): unknown[] => (Array.isArray(fields[field]) ? (fields[field] as unknown[]) : []);
+  const written: unknown[] = [];
+  for (const entry of [...listOf('patches'), ...listOf('patchesJson6902')]) {
+    const patch = entry && typeof entry === 'object' ? (entry as Record<string, unknown>) : undefined;
+    // An inline patch (`patch: |`) is one the gate does not read as a file.
+    if (!patch || patch.path === undefined) return {};
+    written.push(patch.path);
+  }
+  written.push(...listOf('patchesStrategicMerge'));
+  const paths: string[] = [];
   for (const entry of written) {
     const path = inRepository(entry);
-    if (path) out[path] = { kustomization: kustomization.path, resources: resources as string[] };
+    const text = path === undefined || !checked(path) ? undefined : textOf(path);
+    if (path === undefined || text === undefined || PATCH_DECIDES.test(text)) return {};
+    paths.push(path);
   }
+  const out: Record<string, KustomizePatch> = {};
+  for (const path of paths) out[path] = { kustomization: kustomization.path, resources: resources as string[] };
   return out;
 }
-
-/** What a patch may change besides the image that decides where, and on what, its pods run. */
-const PATCH_PLACES =
-  /^[ \t-]*(?:nodeSelector|affinity|tolerations|runtimeClassName|nodeName|schedulerName|resourceClaims)[ \t]*:|nvidia\.com\/(?!gpu["']?[ \t]*:)/m;
 
 /** A predictor that says where it runs. */
 const PLACED = /^[ \t]+(?:nodeSelector|affinity)[ \t]*:/m;
@@ -273,7 +288,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
           true,
         );
       else if (isTemplate(body)) templateNotChecked(sink, body, start, text);
-      else if (!/^[ \t-]*image[ \t]*:/m.test(body) && options.serving?.patches?.[path] && !PATCH_PLACES.test(body)) {
+      else if (options.serving?.patches?.[path]) {
         const { kustomization, resources } = options.serving.patches[path];
         notChecked(
           sink,

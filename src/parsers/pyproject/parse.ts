@@ -68,6 +68,8 @@ interface Variant {
   /** The tools that install this group by default (InstallContext.defaultFor). */
   readonly defaultFor?: readonly DefaultGroupTool[];
   readonly declared: readonly Declared[];
+  /** A group installed without the project and its dependencies (`uv sync --only-group G`). */
+  readonly alone?: boolean;
 }
 
 /** A selection before the project's own dependencies are added to it: `own` is what it adds. */
@@ -109,7 +111,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
       variants.push({ ...selection, declared: [...base, ...own] });
       if (selection.group !== undefined) {
         const { defaultFor: _default, ...only } = selection;
-        variants.push({ ...only, name: `only ${selection.name}`, declared: own });
+        variants.push({ ...only, name: `only ${selection.name}`, declared: own, alone: true });
       }
     } else if (budget + size >= 0)
       sink.problems.push({
@@ -191,6 +193,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
       .filter((variant) => variant.extra !== undefined)
       .map((variant) => ({
         name: `pip: extra ${variant.extra}`,
+        extra: variant.extra,
         declared: variant.declared.map(({ fact }) => ({ fact })),
       })),
   ];
@@ -234,21 +237,26 @@ export function parsePyproject(path: string, text: string): ParsedFile {
         place(`first:${firstPytorch.name}`, [firstPytorch], true, fact);
       else place('all', [...implicit, ...(fallback ? [fallback] : [])], false, fact);
     }
-    /** The install context of this selection that reads `indexes`. */
-    const selectionContext = (id: number, indexes: IndexFact[]): ContextDraft => ({
-      id,
-      tool: 'uv',
-      span: { start: 0, end: 0 },
-      indexes,
-      includes: [],
-      channels: [],
-      variant: variant.name,
-      ...(variant.span ? { variantSpan: variant.span } : {}),
-      ...(variant.defaultFor?.length ? { defaultFor: variant.defaultFor } : {}),
-    });
+    const files = dynamicFor(dynamic, variant);
+    /** The install context of this selection that reads `indexes`, with the dynamic files it installs. */
+    const selectionContext = (id: number, indexes: IndexFact[]): ContextDraft => {
+      const context: ContextDraft = {
+        id,
+        tool: 'uv',
+        span: { start: 0, end: 0 },
+        indexes,
+        includes: [],
+        channels: [],
+        variant: variant.name,
+        ...(variant.span ? { variantSpan: variant.span } : {}),
+        ...(variant.defaultFor?.length ? { defaultFor: variant.defaultFor } : {}),
+      };
+      sink.contexts.push(context);
+      includeDynamic(sink, context, files);
+      return context;
+    };
     // A selection that declares nothing of its own here still installs what its dynamic files name.
-    if (groups.size === 0 && dynamicFor(dynamic, variant.name).length > 0)
-      sink.contexts.push(selectionContext(sink.contexts.length, []));
+    if (groups.size === 0 && files.length > 0) selectionContext(sink.contexts.length, []);
     for (const group of groups.values()) {
       const id = sink.contexts.length;
       // A package from one index alone reads that index as pip reads --index-url; the others as extra indexes
@@ -265,7 +273,6 @@ export function parsePyproject(path: string, text: string): ParsedFile {
       }));
       sink.indexes.push(...facts);
       const context = selectionContext(id, facts);
-      sink.contexts.push(context);
       if (bestMatch) sink.options.push({ name: 'unsafe-best-match', span: strategy.span, context: id });
       // One fact per selection: a dependency of the project is installed by each of them.
       for (const fact of group.packages) sink.packages.push(packageFact({ ...fact, context: context.id }));
@@ -275,7 +282,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
     budget -= variant.declared.length;
     if (budget < 0) break;
     const id = sink.contexts.length;
-    sink.contexts.push({
+    const context: ContextDraft = {
       id,
       tool: 'requirements',
       span: { start: 0, end: 0 },
@@ -283,19 +290,11 @@ export function parsePyproject(path: string, text: string): ParsedFile {
       includes: [],
       channels: [],
       variant: variant.name,
-    });
+    };
+    sink.contexts.push(context);
+    includeDynamic(sink, context, dynamicFor(dynamic, variant));
     for (const { fact } of variant.declared) sink.packages.push(packageFact({ ...fact, context: id }));
   }
-  for (const context of sink.contexts)
-    if (context.variant !== undefined)
-      for (const file of dynamicFor(dynamic, context.variant.replace(/^pip: /, '')))
-        sink.addInclude(context, {
-          kind: 'requirement',
-          target: file.value,
-          targetSpan: file.span,
-          span: file.span,
-          context: context.id,
-        });
 
   // pixi's tables: its environments install the project's dependencies from PyPI beside their own packages.
   const pixi = lookup(root, 'tool', 'pixi');
@@ -648,9 +647,25 @@ function dynamicFiles(root: TomlTable): DynamicFiles {
  */
 function dynamicFor(
   dynamic: DynamicFiles,
-  variant: string,
+  variant: Pick<Variant, 'alone' | 'extra'>,
 ): readonly { readonly value: string; readonly span: Span }[] {
-  if (variant.startsWith('only ')) return [];
-  const extra = /^extra (.+)$/.exec(variant)?.[1];
-  return [...dynamic.dependencies, ...(extra === undefined ? [] : (dynamic.extras.get(extra) ?? []))];
+  if (variant.alone) return [];
+  const extra = variant.extra === undefined ? [] : (dynamic.extras.get(variant.extra) ?? []);
+  return [...dynamic.dependencies, ...extra];
+}
+
+/** Each of `files` as a requirements file the context installs (as `-r` would). */
+function includeDynamic(
+  sink: FactSink,
+  context: ContextDraft,
+  files: readonly { readonly value: string; readonly span: Span }[],
+): void {
+  for (const file of files)
+    sink.addInclude(context, {
+      kind: 'requirement',
+      target: file.value,
+      targetSpan: file.span,
+      span: file.span,
+      context: context.id,
+    });
 }
