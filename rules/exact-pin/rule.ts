@@ -1,5 +1,5 @@
 import { compactSpec } from '../../src/analysis/claims.js';
-import { CONDA_MINOR_PINS, isCudaRelevant, projectName } from '../../src/analysis/packages.js';
+import { apexFromPypi, CONDA_MINOR_PINS, isCudaRelevant, projectName } from '../../src/analysis/packages.js';
 import type { Unit } from '../../src/analysis/units.js';
 import type { PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
@@ -41,10 +41,13 @@ export default defineRule({
     const paths = new Set(files.map((file) => file.path));
     const locked = (file: ParsedFile): boolean => lockCompanions(file.path, file.kind).some((lock) => paths.has(lock));
     for (const unit of units) {
-      for (const { file, pkg } of unit.packages) {
+      for (const entry of unit.packages) {
+        const { file, pkg } = entry;
         const manifest = (formatOf(file.kind).companions ?? []).length > 0;
         if (manifest && (locked(file) || file.library)) continue;
         if (!isCudaRelevant(pkg, extra) || isPinned(pkg)) continue;
+        // Pinning PyPI's apex pins an unrelated package: index-url says what to install instead.
+        if (pkg.name === 'apex' && apexFromPypi(entry, unit.files)) continue;
         const implied = impliedVersion(unit, pkg, kb);
         const fix = implied ? pinFix(file, pkg, implied.version, implied.why) : undefined;
         const prefix =

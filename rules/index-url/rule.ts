@@ -2,7 +2,9 @@ import { cudaFromLabel, cudaFromUrl, isPypiIndex, isPytorchIndex } from '../../s
 import { newestOnPypi, pypiWins, releaseFor, servedVariant } from '../../src/analysis/torch-build.js';
 import { unknownCudaIndex } from '../../src/analysis/unpinned.js';
 import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
-import { firstIndexStrategy, type Invocation, type Unit } from '../../src/analysis/units.js';
+import { firstIndexStrategy, imageShipsNoTorch, type Invocation, type Unit } from '../../src/analysis/units.js';
+import { apexFromPypi } from '../../src/analysis/packages.js';
+import { baseImage } from '../../src/analysis/stages.js';
 import type { FileKind, IndexFact, InstallContext, PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import { formatOf } from '../../src/parsers/formats.js';
 import { PYG_DOCS, torchPage } from '../../src/analysis/torch-pages.js';
@@ -32,8 +34,17 @@ const MESSAGES = {
   pipEnvForUv: '{{setting}} is read by pip, not by uv: the uv command in this stage does not use it',
   notExplicit:
     'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch',
+  pypiApex:
+    '{{subject}} can only come from PyPI, whose apex is an unrelated Pyramid web toolkit, not NVIDIA Apex, and {{image}} does not ship NVIDIA Apex',
+  pypiApexPinned:
+    "{{subject}} is PyPI's apex, an unrelated Pyramid web toolkit, not NVIDIA Apex, which is not published on PyPI",
+  pypiApexUnlessInstalled:
+    "{{subject}} can only come from PyPI where NVIDIA Apex is not installed already, and PyPI's apex is an unrelated Pyramid web toolkit, not NVIDIA Apex",
 };
 type MessageId = keyof typeof MESSAGES;
+
+const APEX_HELP =
+  "PyPI's apex is a Pyramid toolkit whose only releases are development ones of 2013, so pip takes it for a bare `apex`, and `import apex.amp` (or apex.normalization) then fails. Build NVIDIA Apex from its repository against the installed torch (pip install -v --no-build-isolation with its C++/CUDA extension options, from a clone or git+https://github.com/NVIDIA/apex.git@<commit>), start from an NGC PyTorch image, which ships it, or drop it where torch.amp does its work. Sources: https://pypi.org/project/apex/; https://github.com/NVIDIA/apex#installation";
 
 export default defineRule({
   id: 'index-url',
@@ -58,6 +69,9 @@ export default defineRule({
       'Name the backend the image is for, e.g. --torch-backend=cu126 (or ENV UV_TORCH_BACKEND=cu126), matching the CUDA of the base image. Source: https://docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection',
     pipEnvForUv:
       'uv takes its indexes from its own settings ("uv does not read configuration files or environment variables that are specific to pip, like pip.conf or PIP_INDEX_URL"): set {{uvSetting}} for uv pip, or declare the index in pyproject.toml ([[tool.uv.index]] with [tool.uv.sources]) for uv sync and uv lock, whose uv.lock then records it. Sources: https://docs.astral.sh/uv/pip/compatibility/#configuration-files-and-environment-variables; https://docs.astral.sh/uv/reference/environment/',
+    pypiApex: APEX_HELP,
+    pypiApexPinned: APEX_HELP,
+    pypiApexUnlessInstalled: APEX_HELP,
     notExplicit:
       "Add explicit = true to this [[tool.uv.index]] entry and route torch, torchvision and torchaudio to it in [tool.uv.sources], as uv's PyTorch guide does: https://docs.astral.sh/uv/guides/integration/pytorch/",
   },
@@ -76,6 +90,7 @@ export default defineRule({
       checkExtraIndexes(unit, kb, report);
       checkUnservedLabels(unit, invocationsOf, kb, report);
     }
+    checkPypiApex(units, kb, report);
     for (const file of new Set(units.flatMap((unit) => unit.files))) {
       // Each reads facts only one format writes: a Dockerfile's uv options and pip environment, a pyproject.toml's uv
       // indexes.
@@ -141,6 +156,46 @@ function checkPipEnvForUv(file: ParsedFile, report: Reporter<MessageId>): void {
       severity: 'warning',
     });
   }
+}
+
+/**
+ * `apex` that only PyPI can serve (apexFromPypi): PyPI's apex is not NVIDIA's. Certain (an error) for a pin of one
+ * of PyPI's releases (a lock's `0.9.10.dev0`), and in a stage whose
+ * image ships no torch, or pytorch/pytorch's (which ships torch, torchvision and torchaudio only), where no NVIDIA
+ * Apex can be installed already; elsewhere (a requirements file on its own, NGC's images, which ship NVIDIA Apex, an
+ * image not known) pip keeps an NVIDIA Apex it finds, so a warning. One finding per requirement, the surest of the
+ * units that install it.
+ */
+function checkPypiApex(units: readonly Unit[], kb: KnowledgeBase, report: Reporter<MessageId>): void {
+  const found = new Map<PackageFact, { file: ParsedFile; image?: string }>();
+  for (const unit of units) {
+    for (const entry of unit.packages) {
+      if (entry.pkg.name !== 'apex' || !apexFromPypi(entry, unit.files)) continue;
+      const image = unit.stage === undefined ? undefined : withoutApex(unit.root, unit.stage, kb);
+      const seen = found.get(entry.pkg);
+      if (!seen || (image && !seen.image)) found.set(entry.pkg, { file: entry.file, ...(image ? { image } : {}) });
+    }
+  }
+  for (const [pkg, { file, image }] of found) {
+    const subject = `${pkg.rawName}${pkg.specifier}`;
+    // A pin of one of PyPI's releases (0.9.x development ones) replaces any apex installed: certain on every image.
+    report(
+      pkg.exact && /^0\.9(?:\.|$)/.test(pkg.exact)
+        ? { messageId: 'pypiApexPinned', data: { subject }, file, span: pkg.span }
+        : image
+          ? { messageId: 'pypiApex', data: { subject, image }, file, span: pkg.span }
+          : { messageId: 'pypiApexUnlessInstalled', data: { subject }, file, span: pkg.span, severity: 'warning' },
+    );
+  }
+}
+
+/** A stage's image, named, where it is known to hold no NVIDIA Apex: one that ships no torch, or pytorch/pytorch. */
+function withoutApex(root: ParsedFile, stage: number, kb: KnowledgeBase): string | undefined {
+  const image = baseImage(root, stage);
+  if (!image || image.unresolved) return undefined;
+  if (!imageShipsNoTorch(root, stage, kb) && (image.registry || image.repository !== 'pytorch/pytorch'))
+    return undefined;
+  return image.reference;
 }
 
 /**

@@ -1,4 +1,6 @@
-import type { PackageFact } from '../parsers/facts.js';
+import type { PackageFact, ParsedFile } from '../parsers/facts.js';
+import { isPypiIndex } from './cuda-labels.js';
+import type { UnitPackage } from './units.js';
 
 /**
  * conda package names that are the same project as a pip name. A Map, not an object: conda's own `constructor`
@@ -125,3 +127,31 @@ export function builtForCuda(pkg: PackageFact): boolean {
 
 /** conda packages whose major.minor is the whole meaningful pin (`pytorch-cuda=12.1`). */
 export const CONDA_MINOR_PINS = new Set(['pytorch-cuda', 'cuda-version', 'cudatoolkit', 'cuda-toolkit']);
+
+/** Where a file names NVIDIA Apex's own source (a clone or a VCS URL): an `apex` beside it is that build. */
+const NVIDIA_APEX_SOURCE = /NVIDIA\/apex\b|\/apex\.git\b/i;
+
+const namesApexSource = new WeakMap<ParsedFile, boolean>();
+
+/**
+ * A pip requirement of `apex` that only PyPI can answer: PyPI's `apex` is an unrelated Pyramid toolkit (0.9.x
+ * development releases of 2013: pypi.org/project/apex), and NVIDIA Apex is not published there. Not where the
+ * install names any other index or find-links page, reads a pip configuration the gate cannot see, or a file of
+ * the unit names NVIDIA Apex's repository (a clone built beside it).
+ */
+export function apexFromPypi(entry: UnitPackage, files: readonly ParsedFile[]): boolean {
+  const { file, pkg } = entry;
+  if (pkg.ecosystem !== 'pip' || pkg.name !== 'apex' || pkg.url || pkg.localLabel) return false;
+  const context = file.contexts[pkg.context];
+  const contexts = entry.invocation ? entry.invocation.members.map((member) => member.context) : [context];
+  for (const each of contexts) {
+    if (!each || each.hiddenIndexes) return false;
+    if (each.indexes.some((index) => !isPypiIndex(index.url))) return false;
+  }
+  if (entry.invocation?.indexes.some((index) => !isPypiIndex(index.url))) return false;
+  return !files.some((each) => {
+    let answer = namesApexSource.get(each);
+    if (answer === undefined) namesApexSource.set(each, (answer = NVIDIA_APEX_SOURCE.test(each.source.text)));
+    return answer;
+  });
+}

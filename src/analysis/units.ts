@@ -1092,7 +1092,11 @@ function shippedTorch(root: ParsedFile, stage: number, kb: KnowledgeBase): strin
  * requirement, and pip keeps it ("Requirement already satisfied"), whatever its build.
  */
 function shipsNoTorch(root: ParsedFile, stage: number | undefined, kb: KnowledgeBase): boolean {
-  if (stage === undefined) return true;
+  return stage === undefined || imageShipsNoTorch(root, stage, kb);
+}
+
+/** Whether a Dockerfile stage's chain of stages starts from an image known to ship no torch (shipsNoTorch). */
+export function imageShipsNoTorch(root: ParsedFile, stage: number, kb: KnowledgeBase): boolean {
   const image = baseImages(root).get(StageTree.of(root).root(stage));
   if (!image || image.unresolved) return false;
   const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
