@@ -2,7 +2,7 @@ import { condaAdmits, parseCondaVersionSpec } from '../../src/analysis/conda-ver
 import { isPypiIndex, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
 import { projectName } from '../../src/analysis/packages.js';
 import { PYG_DOCS, torchPage } from '../../src/analysis/torch-pages.js';
-import type { Unit, UnitPackage } from '../../src/analysis/units.js';
+import { imageTorch, type Unit, type UnitPackage } from '../../src/analysis/units.js';
 import { servedVariant } from '../../src/analysis/torch-build.js';
 import type { IndexFact } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
@@ -18,16 +18,16 @@ const MESSAGES = {
   companion: '{{name}} {{version}} does not belong to torch {{torch}} (it belongs to {{expected}})',
   noCompanion:
     '{{name}} {{version}} is installed with torch {{torch}}, for which PyTorch published no {{name}} release',
-  pinnedTorch: '{{name}} {{version}} is built against torch {{expected}}, but torch {{torch}} is pinned',
+  pinnedTorch: '{{name}} {{version}} is built against torch {{expected}}, but torch {{torch}} is {{installed}}',
   triton:
     'triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}',
-  extensionBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned',
-  torchPage: '{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned',
+  extensionBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is {{installed}}',
+  torchPage: '{{url}} serves builds for torch {{built}}, but torch {{torch}} is {{installed}}',
   lockedRequirement: '{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}',
   noLibrary: '{{name}} {{version}} ships no library for CUDA {{cuda}}, the CUDA of torch {{torch}}',
   noMinorLibrary:
     '{{name}} {{version}} ships no library for CUDA {{cuda}}, the CUDA of torch {{torch}}: {{consequence}}',
-  wheelBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned',
+  wheelBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is {{installed}}',
 };
 type MessageId = keyof typeof MESSAGES;
 
@@ -80,14 +80,19 @@ export default defineRule({
       // A stage built FROM another runs with the torch the stages above it installed, unless it installs its own.
       const own = unit.packages.filter(isPinnedTorch);
       const above = own.length > 0 ? undefined : unit.inherited?.findLast(isPinnedTorch);
-      const torches = above ? [above] : own;
+      // A stage that names no torch runs its image's, where the tag says which (pytorch/pytorch's).
+      const shipped = own.length > 0 || above ? undefined : imageTorch(unit, kb);
+      const torches = above ? [above] : shipped ? [shipped.torch] : own;
       if (torches.length === 0) continue;
-      checkTorchPages(unit, torches[0]!, publicVersion(torches[0]!.pkg.exact!), report);
+      const installed = shipped ? `the one ${shipped.image} ships` : 'pinned';
+      const here = (version: string): string =>
+        shipped ? `${shipped.image} ships torch ${version}` : `torch ${version} is pinned here`;
+      checkTorchPages(unit, torches[0]!, publicVersion(torches[0]!.pkg.exact!), { installed, here }, report);
       // What each torch of the unit is compared as, worked out once per torch rather than once per package.
       const pinned = new Map(
         torches.map((torch) => {
           const version = publicVersion(torch.pkg.exact!);
-          const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${version} is pinned here` }];
+          const related = [{ file: torch.file, span: torch.pkg.span, message: here(version) }];
           return [torch, { version, release: kb.torchRelease(version), related }] as const;
         }),
       );
@@ -170,6 +175,7 @@ export default defineRule({
               version,
               expected,
               torch: torchVersion,
+              installed,
               why: pin.requires
                 ? `${name} ${version} is built against torch ${pin.torch}, and its wheel requires torch${pin.requires} (Requires-Dist); pip would refuse torch ${torchVersion} or replace it.`
                 : pin.abi === 'minor'
@@ -192,6 +198,7 @@ export default defineRule({
               subject: `${pkg.rawName} ${pkg.exact}`,
               built,
               torch: torchVersion,
+              installed,
               torchMinor: minorOf(torchVersion),
             },
             file,
@@ -207,7 +214,7 @@ export default defineRule({
           if (built === minorOf(torchVersion)) continue;
           report({
             messageId: 'extensionBuild',
-            data: { subject: `${pkg.rawName}==${pkg.exact}`, built, torch: torchVersion },
+            data: { subject: `${pkg.rawName}==${pkg.exact}`, built, torch: torchVersion, installed },
             file,
             span: pkg.span,
             related,
@@ -359,7 +366,13 @@ function wheelLabel(pkg: { readonly localLabel?: string; readonly url?: string }
 }
 
 /** A find-links page that serves builds for another torch minor than the pinned torch. */
-function checkTorchPages(unit: Unit, torch: UnitPackage, torchVersion: string, report: Reporter<MessageId>): void {
+function checkTorchPages(
+  unit: Unit,
+  torch: UnitPackage,
+  torchVersion: string,
+  how: { readonly installed: string; readonly here: (version: string) => string },
+  report: Reporter<MessageId>,
+): void {
   const seen = new Set<IndexFact>();
   for (const invocation of unit.invocations) {
     for (const index of invocation.indexes) {
@@ -371,10 +384,17 @@ function checkTorchPages(unit: Unit, torch: UnitPackage, torchVersion: string, r
         const file = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
         report({
           messageId: 'torchPage',
-          data: { url: index.url, built, torch: torchVersion, torchMinor: minorOf(torchVersion), source: page.source },
+          data: {
+            url: index.url,
+            built,
+            torch: torchVersion,
+            installed: how.installed,
+            torchMinor: minorOf(torchVersion),
+            source: page.source,
+          },
           file,
           span: index.span,
-          related: [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }],
+          related: [{ file: torch.file, span: torch.pkg.span, message: how.here(torchVersion) }],
         });
       }
     }

@@ -1,13 +1,14 @@
 import { satisfiesPep440 } from '../util/pep440.js';
 import { formatOf, hasSelections, isLockKind } from '../parsers/formats.js';
-import type {
-  ContainerFact,
-  ImageFact,
-  IndexFact,
-  InstallContext,
-  PackageFact,
-  ParsedFile,
-  PythonFact,
+import {
+  packageFact,
+  type ContainerFact,
+  type ImageFact,
+  type IndexFact,
+  type InstallContext,
+  type PackageFact,
+  type ParsedFile,
+  type PythonFact,
 } from '../parsers/facts.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import type { CompanionPin } from '../knowledge/schema.js';
@@ -1107,6 +1108,62 @@ export function imageShipsNoTorch(root: ParsedFile, stage: number, kb: Knowledge
     kb.redHatPythonImage(name) !== undefined ||
     kb.toolImage(name, image.tag ?? 'latest')?.cuda === 'none'
   );
+}
+
+/**
+ * The torch a Dockerfile stage runs when neither it nor a stage above it names torch: the one its base image ships,
+ * where the image's tag says which (pytorch/pytorch's `2.6.0-cuda12.4-cudnn9-devel`: torch 2.6.0+cu124), as a torch
+ * pinned at the FROM line, for companions to be compared with. Not where the stage reads an install the gate could
+ * not, or leaves anything of its chain of stages unread (a script it runs, a value only the build knows): that may
+ * put another torch there. NGC's images are left out: their torch is a pre-release build of their own
+ * (`2.6.0a0+ecf3bae40a`), which PyPI's companions' exact requirements do not admit.
+ */
+export function imageTorch(
+  unit: Unit,
+  kb: KnowledgeBase,
+): { readonly torch: UnitPackage; readonly image: string } | undefined {
+  const { root, stage } = unit;
+  if (stage === undefined) return undefined;
+  const isTorch = ({ pkg }: UnitPackage): boolean => pkg.name === 'torch' || pkg.name === 'pytorch';
+  if (unit.packages.some(isTorch) || unit.inherited?.findLast(isTorch)) return undefined;
+  if (unit.invocations.some(readsUnread)) return undefined;
+  const tree = StageTree.of(root);
+  const chain = new Set<number>();
+  for (let at: number | undefined = stage; at !== undefined; at = tree.parent(at)) chain.add(at);
+  const stageOf = (offset: number): number => {
+    let found = -1;
+    for (const candidate of root.stages) if (candidate.span.start <= offset) found = candidate.index;
+    return found;
+  };
+  if (root.unresolved.some((unread) => chain.has(stageOf(unread.span.start)))) return undefined;
+  const image = baseImages(root).get(tree.root(stage));
+  if (!image?.tag || image.unresolved || image.repository !== 'pytorch/pytorch') return undefined;
+  if (image.registry !== undefined && image.registry !== 'docker.io') return undefined;
+  const tag = kb.pytorchImageTag(image.tag);
+  if (!tag) return undefined;
+  const label = `cu${tag.cuda.replace('.', '')}`;
+  const pkg = packageFact({
+    ecosystem: 'pip',
+    name: 'torch',
+    rawName: 'torch',
+    nameSpan: image.span,
+    span: image.span,
+    extras: [],
+    specifier: `==${tag.torch}+${label}`,
+    specifierSpan: image.span,
+    clauses: [],
+    exact: `${tag.torch}+${label}`,
+    localLabel: label,
+  });
+  const build: TorchBuild = {
+    pkg,
+    version: tag.torch,
+    cuda: tag.cuda,
+    cpu: false,
+    source: 'local-label',
+    ...(kb.torchRelease(tag.torch) ? { release: kb.torchRelease(tag.torch)! } : {}),
+  };
+  return { torch: { file: root, pkg, build }, image: image.reference };
 }
 
 /** Each stage's FROM image where it names one (not an earlier stage), worked out once per file. */
