@@ -1076,7 +1076,16 @@ export class KnowledgeBase {
   /** The record that says a Docker Hub name is a Docker Official Image (which ships no CUDA), if it is one. */
   officialImage(registry: string | undefined, repository: string): Sourced | undefined {
     const official = this.data.images.officialImages;
-    return !registry && official.names.includes(repository) ? official : undefined;
+    // The same images through their public copies: Google's cache of Docker Hub and Docker's own on ECR Public.
+    const name =
+      registry === undefined
+        ? repository
+        : registry === 'mirror.gcr.io'
+          ? /^library\/([^/]+)$/.exec(repository)?.[1]
+          : registry === 'public.ecr.aws'
+            ? /^docker\/library\/([^/]+)$/.exec(repository)?.[1]
+            : undefined;
+    return name !== undefined && official.names.includes(name) ? official : undefined;
   }
 
   /**
