@@ -145,7 +145,8 @@ function basePython(
     const pyTag = VENDOR_PYTHON_TAG.exec(image.tag);
     if (pyTag) {
       const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
-      if (kb.vendorImage(name, image.tag))
+      // Ray's CPU tags name their Python as its GPU tags do (`rayproject/ray:2.46.0-py39`).
+      if (kb.vendorImage(name, image.tag) || kb.cpuImage(name, image.tag))
         return { version: `3.${pyTag[1]}`, label: `the ${image.reference} image's, as its tag says` };
     }
     // The official ubuntu image: no Python of its own, apt's python3 is the release's (`ubuntu:20.04`, `focal`).
