@@ -43,6 +43,32 @@ export function vcsBuild(fact: { readonly name: string; readonly url?: string })
   return `${fact.name} is built from the head of that repository's default branch when the install runs: which torch and CUDA it pins is only known then (pin a release, or a commit whose requirements you check)`;
 }
 
+/**
+ * Repositories whose project is named otherwise than the repository (the name their setup.py gives): a VCS URL of
+ * one without `#egg=` installs that project.
+ */
+const REPOSITORY_PROJECTS: ReadonlyMap<string, string> = new Map([
+  ['state-spaces/mamba', 'mamba_ssm'], // setup.py: PACKAGE_NAME = "mamba_ssm"
+  ['dao-ailab/flash-attention', 'flash_attn'], // setup.py: PACKAGE_NAME = "flash_attn"
+  ['nvidia/transformerengine', 'transformer_engine'], // setup.py: name="transformer_engine"
+  ['pytorch/vision', 'torchvision'], // setup.py: package_name = "torchvision"
+  ['pytorch/audio', 'torchaudio'], // setup.py: package_name = "torchaudio"
+  ['pytorch/pytorch', 'torch'], // setup.py: package_name = "torch"
+  ['pytorch/tensorrt', 'torch_tensorrt'], // setup.py: name="torch_tensorrt"
+  ['nvidia/tensorrt-llm', 'tensorrt_llm'], // setup.py: name="tensorrt_llm"
+]);
+
+/** The project a VCS URL without `#egg=` installs: a known repository's (its root's), else the repository's name. */
+function vcsProject(url: string): string | undefined {
+  const repository = /^[a-z+]+:\/\/(?:[^@/]*@)?github\.com[/:]([^/]+\/[^/@#?]+?)(?:\.git)?(?:[@#?]|\/?$)/i.exec(
+    url,
+  )?.[1];
+  // A subdirectory is another project of the repository (flash-attention's `hopper` builds flash_attn_3).
+  const known =
+    repository && !/[#&]subdirectory=/.test(url) ? REPOSITORY_PROJECTS.get(repository.toLowerCase()) : undefined;
+  return known ?? /\/([A-Za-z0-9._-]+?)(?:\.git)?(?:@[^/#?]*)?(?:[#?].*)?$/.exec(url)?.[1];
+}
+
 /** PEP 503 normalisation: `Torch_Vision` and `torch.vision` both become `torch-vision`. */
 export function normalizePythonName(name: string): string {
   // Most names are written normalised already; the test is cheaper than lower-casing and replacing.
@@ -359,10 +385,9 @@ function parseBareUrl(m: Mapped, named?: RegExpExecArray): RequirementResult {
   const fileName = path.slice(path.lastIndexOf('/') + 1);
   const wheel = parseWheelFileName(fileName);
   const egg = /[#&]egg=([A-Za-z0-9._-]+)/.exec(urlText)?.[1];
-  // A VCS URL without #egg= names the project by its repository: git+https://github.com/org/xformers.git@v0.0.23.
-  const vcs = /^(?:git|hg|svn|bzr)\+/i.test(urlText)
-    ? /\/([A-Za-z0-9._-]+?)(?:\.git)?(?:@[^/#?]*)?(?:[#?].*)?$/.exec(urlText)?.[1]
-    : undefined;
+  // A VCS URL without #egg= names the project by its repository: git+https://github.com/org/xformers.git@v0.0.23,
+  // or by the project a known repository builds (state-spaces/mamba builds mamba_ssm).
+  const vcs = /^(?:git|hg|svn|bzr)\+/i.test(urlText) ? vcsProject(urlText) : undefined;
   const sdist = /^([A-Za-z0-9_.]+?)-(\d[^-]*)\.(?:tar\.gz|tgz|tar\.bz2|tar\.xz|zip)$/i.exec(safeDecode(fileName));
   const fileProject = wheel?.name ?? egg ?? vcs ?? sdist?.[1] ?? fileName;
   const rawName = named?.[1] ?? fileProject;
