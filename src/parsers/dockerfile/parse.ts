@@ -803,12 +803,16 @@ function recordRun(
   const flags = heredoc ? Mapped.of(text.slice(keywordEnd, span.start + heredoc.index), keywordEnd) : scripts[0]!;
   if (flags.text.includes('--mount')) for (const copy of bindMounts(flags, stage)) sink.copies.push(copy);
   clones.startRun(workdir);
-  for (const script of scripts) {
+  for (const written of scripts) {
+    // RUN flags (--mount=…, --network=…) precede the first command: left out before it is read, so that its first
+    // word is its command's (`RUN --mount=type=secret,id=X X=$(cat /run/secrets/X) && pip install $X` sets $X).
+    const flagged = written === scripts[0] && (!heredoc || heredocInput) ? RUN_FLAGS.exec(written.text) : null;
+    const script = flagged ? written.slice(flagged[0].length) : written;
     if (script.text.includes('pip.')) pip?.noteScript(script.text);
     const read = readCommands(script, resolve);
-    // RUN flags (--mount=…, --network=…) precede the first command.
+    // A flag the expression does not take (one written with quotes) is still not a command.
     const first = read.commands[0];
-    if (first?.[0]?.text.startsWith('--') && script === scripts[0] && (!heredoc || heredocInput))
+    if (first?.[0]?.text.startsWith('--') && written === scripts[0] && (!heredoc || heredocInput))
       read.commands[0] = dropRunFlags(first);
     const { commands, inBlock, holding, stdout } = withCommandStrings(read, resolve);
     // An export and the install of its file are often two RUNs of one stage.
@@ -1042,6 +1046,9 @@ function bindMounts(flags: Mapped, stage: number): CopyFact[] {
   }
   return copies;
 }
+
+/** The RUN flags at the start of a RUN's text, with the blanks after them. */
+const RUN_FLAGS = /^\s*(?:--(?:mount|network|security|device)(?:=[^\s'"\\]*)?\s+)+/;
 
 function dropRunFlags(command: readonly Word[]): Word[] {
   let i = 0;
