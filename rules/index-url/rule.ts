@@ -415,7 +415,7 @@ function checkUnservedLabels(
         addIndex:
           release && !built
             ? `The builds of torch ${release.version} are ${[...kb.torchBuilds(release)].join(', ')} (${cite(release)}), none for ${tag}: pin one of those, with its index.`
-            : (ADD_INDEX[file.kind] ?? ADD_INDEX_TO_COMMAND)(url, pkg),
+            : (ADD_INDEX[file.kind] ?? ADD_INDEX_TO_COMMAND)(url, pkg, file),
       },
       file,
       span: pkg.span,
@@ -426,12 +426,15 @@ function checkUnservedLabels(
 }
 
 /** How each format adds the PyTorch index for one package; the others add it to the install command. */
-const ADD_INDEX: Partial<Record<FileKind, (url: string, pkg: PackageFact) => string>> = {
+const ADD_INDEX: Partial<Record<FileKind, (url: string, pkg: PackageFact, file: ParsedFile) => string>> = {
   requirements: (url) => `Add --extra-index-url ${url} to this file.`,
   pixi: (url, pkg) =>
     `Give ${pkg.rawName} its index in [pypi-dependencies]: ${pkg.rawName} = { version = "==${pkg.exact}", index = "${url}" } (pixi's PyTorch guide: https://pixi.sh/latest/python/pytorch/).`,
-  pyproject: (url, pkg) =>
-    `Add a [[tool.uv.index]] with url = "${url}" and explicit = true, and route ${pkg.rawName} to it in [tool.uv.sources] (uv's PyTorch guide: https://docs.astral.sh/uv/guides/integration/pytorch/).`,
+  pyproject: (url, pkg, file) =>
+    // A Poetry project routes a package with its own tables.
+    file.source.text.includes('[tool.poetry')
+      ? `Add a [[tool.poetry.source]] with url = "${url}" and priority = "explicit", and name it for ${pkg.rawName} in [tool.poetry.dependencies] (${pkg.rawName} = { source = "<its name>" }; Poetry's docs: https://python-poetry.org/docs/repositories/).`
+      : `Add a [[tool.uv.index]] with url = "${url}" and explicit = true, and route ${pkg.rawName} to it in [tool.uv.sources] (uv's PyTorch guide: https://docs.astral.sh/uv/guides/integration/pytorch/).`,
 };
 const ADD_INDEX_TO_COMMAND = (url: string): string =>
   `Add --index-url ${url} (or --extra-index-url) to the install command.`;

@@ -85,7 +85,29 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   readPdmSources(root, sink, indexes, routes);
 
   // Poetry's main dependencies are the project's as much as PEP 621's; its sources are indexes like uv's.
-  const poetry = readPoetry(root);
+  const read = readPoetry(root);
+  // Poetry 2 reads PEP 621's [project] dependencies; an entry of [tool.poetry.dependencies] that names one of them only
+  // enriches it for locking (an explicit source, markers): "tool.poetry.dependencies is only used to enrich
+  // project.dependencies for locking", optional dependencies alike (python-poetry.org/docs/pyproject/#dependencies).
+  const declaredPep621 = pep621Names(root);
+  const enrichment = new Map<string, PoetryDependency[]>();
+  for (const dependency of read?.base ?? [])
+    if (declaredPep621.has(dependency.fact.name) && dependency.source)
+      enrichment.set(dependency.fact.name, [...(enrichment.get(dependency.fact.name) ?? []), dependency]);
+  const poetry =
+    read && declaredPep621.size > 0
+      ? { ...read, base: read.base.filter((dependency) => !declaredPep621.has(dependency.fact.name)) }
+      : read;
+  /** A PEP 621 requirement with the Poetry source an enriching entry names for it (in this extra, if any). */
+  const enriched = (list: Declared[], extra?: string): Declared[] =>
+    enrichment.size === 0
+      ? list
+      : list.map((declared) => {
+          const entry = enrichment
+            .get(declared.fact.name)
+            ?.find(({ extras }) => !extras?.length || (extra !== undefined && extras.includes(extra)));
+          return entry?.source ? { ...declared, index: entry.source } : declared;
+        });
   // A dependency that names a source (`source = "pytorch"`) comes from it whatever its priority; supplemental
   // (or `secondary = true`) sources serve nothing else here, as PyPI has every torch before them.
   const named = new Map<string, Index>();
@@ -94,7 +116,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
     if (source.explicit || source.isDefault) indexes.set(source.name, source);
   }
   const base = [
-    ...requirements(lookup(root, 'project', 'dependencies'), sink, '[project] dependencies'),
+    ...enriched(requirements(lookup(root, 'project', 'dependencies'), sink, '[project] dependencies')),
     ...(poetry?.base.filter((dependency) => !dependency.extras).map(poetryDeclared) ?? []),
   ];
   const variants: Variant[] = [{ name: 'the project', declared: base }];
@@ -126,7 +148,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
         name: `extra ${extra}`,
         span: optional.keySpans.get(extra),
         extra,
-        own: requirements(list, sink, `extra ${extra}`),
+        own: enriched(requirements(list, sink, `extra ${extra}`), extra),
       });
   // setuptools' dynamic metadata read from files (`[tool.setuptools.dynamic] dependencies = {file =
   // ["requirements.txt"]}`, an extra's `optional-dependencies.cv = {file = [...]}`): requirements files the project
@@ -380,6 +402,23 @@ const poetryDeclared = (dependency: PoetryDependency): Declared => ({
  * Poetry's extras and groups as selections beside PEP 621's (see poetry.ts). Poetry's supplemental sources are
  * searched only for what PyPI and the primary sources lack, so they serve no torch and are not indexes here.
  */
+/** The names of PEP 621's [project] dependencies and optional dependencies, as written in their requirements. */
+function pep621Names(root: TomlTable): ReadonlySet<string> {
+  const names = new Set<string>();
+  const add = (list: TomlValue | undefined): void => {
+    if (list?.kind !== 'array') return;
+    for (const item of list.items) {
+      if (item.kind !== 'string') continue;
+      const name = /^\s*([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(item.value)?.[1];
+      if (name) names.add(normalizePythonName(name));
+    }
+  };
+  add(lookup(root, 'project', 'dependencies'));
+  const optional = lookup(root, 'project', 'optional-dependencies');
+  if (optional?.kind === 'table') for (const list of optional.entries.values()) add(list);
+  return names;
+}
+
 function poetrySelections(poetry: PoetryProject): Selection[] {
   // The optional dependencies of each extra, found in one pass over the dependencies.
   const byExtra = new Map<string, Declared[]>();
