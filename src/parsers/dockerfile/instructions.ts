@@ -148,16 +148,20 @@ function viewsOf(
         const found = flags.find((flag) => flag.getName() === name);
         return found ? found.getValue() : undefined;
       },
-      properties: () =>
-        ((instruction as unknown as { getProperties?(): Property[] }).getProperties?.() ?? []).map((property) => {
-          const valueRange = property.getValueRange();
-          return {
-            name: property.getName(),
-            nameSpan: spanOf(property.getNameRange()),
-            value: property.getValue(),
-            valueSpan: valueRange ? spanOf(valueRange) : null,
-          };
-        }),
+      properties: () => {
+        const read = ((instruction as unknown as { getProperties?(): Property[] }).getProperties?.() ?? []).map(
+          (property): InstructionProperty => {
+            const valueRange = property.getValueRange();
+            return {
+              name: property.getName(),
+              nameSpan: spanOf(property.getNameRange()),
+              value: property.getValue(),
+              valueSpan: valueRange ? spanOf(valueRange) : null,
+            };
+          },
+        );
+        return instruction.getKeyword().toUpperCase() === 'ARG' ? argNames(instruction, read, spanOf) : read;
+      },
       jsonStrings: () =>
         (
           (
@@ -414,7 +418,7 @@ function plainArguments(text: string, { keyword, upper, span, line, from, to }: 
   if (upper === 'ARG' || upper === 'ENV') {
     if (flagCount > 0) return undefined;
     const read =
-      upper === 'ARG' && (args.length === 1 || args.every((arg) => arg.value.includes('=')))
+      upper === 'ARG'
         ? argProperties(args)
         : upper === 'ENV'
           ? envProperties(text, args)
@@ -443,8 +447,37 @@ function plainArguments(text: string, { keyword, upper, span, line, from, to }: 
 }
 
 /**
- * `ARG NAME` or `ARG NAME=value …` (`ARG NAME value` is read like ENV's legacy form by dockerfile-ast: left to it); an
- * empty default or a name starting with `=` is left to dockerfile-ast too.
+ * An ARG's names as Docker reads them: `ARG <name>[=<default value>] [<name>[=<default value>]...]`
+ * (docs.docker.com/reference/dockerfile/#arg), each word a name or a name with its default. dockerfile-ast reads
+ * `ARG A B` as ENV's legacy `NAME value` (A with the value "B"), which is two names without defaults to Docker
+ * (vLLM's Dockerfile: `ARG PIP_INDEX_URL UV_INDEX_URL`).
+ */
+function argNames(
+  instruction: Instruction,
+  read: readonly InstructionProperty[],
+  spanOf: (range: ReturnType<Instruction['getRange']>) => Span,
+): readonly InstructionProperty[] {
+  const args = instruction.getArguments();
+  if (args.length === read.length) return read;
+  const byName = new Map(read.map((property) => [property.name, property]));
+  const out: InstructionProperty[] = [];
+  for (const arg of args) {
+    const text = arg.getValue();
+    const eq = text.indexOf('=');
+    const name = eq < 0 ? text : text.slice(0, eq);
+    const own = byName.get(name);
+    if (eq >= 0 && own) out.push(own);
+    else if (eq < 0 && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      const span = spanOf(arg.getRange());
+      out.push({ name, nameSpan: span, value: null, valueSpan: null });
+    } else return read;
+  }
+  return out;
+}
+
+/**
+ * `ARG NAME` or `ARG NAME=value …`, each word a name or a name with its default (`ARG A B` is two names, as Docker
+ * reads it: argNames); an empty default or a name starting with `=` is left to dockerfile-ast.
  */
 function argProperties(args: readonly InstructionArg[]): InstructionProperty[] | undefined {
   const properties: InstructionProperty[] = [];

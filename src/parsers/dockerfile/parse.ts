@@ -168,6 +168,19 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
             for (const property of instruction.properties()) {
               const variable = stageScope.get(property.name);
               if (variable) stageEnvs[stage]?.define(property.name, variable);
+              // A stage's ARG is in the environment of the RUNs after it, as ENV is ("all RUN instructions following
+              // an ARG instruction use the ARG variable implicitly (as an environment variable)",
+              // docs.docker.com/reference/dockerfile/#impact-on-build-caching): `ARG PIP_INDEX_URL=…/cu128` is
+              // pip's index, with its default value.
+              if (variable && 'value' in variable && variable.value) {
+                const valueSpan = variable.value.origin(0, variable.value.length) ?? variable.defined ?? span;
+                // The ARG's own value, or a global default it re-exposes (said at the name).
+                const at =
+                  valueSpan.start > property.nameSpan.start
+                    ? { start: property.nameSpan.start, end: valueSpan.end }
+                    : property.nameSpan;
+                pipEnvs[stage]?.setFromEnv(property.name, variable.value.text, valueSpan, at);
+              }
             }
           break;
         case 'ENV': {
