@@ -417,12 +417,7 @@ function plainArguments(text: string, { keyword, upper, span, line, from, to }: 
   let properties: InstructionProperty[] = [];
   if (upper === 'ARG' || upper === 'ENV') {
     if (flagCount > 0) return undefined;
-    const read =
-      upper === 'ARG'
-        ? argProperties(args)
-        : upper === 'ENV'
-          ? envProperties(text, args)
-          : undefined;
+    const read = upper === 'ARG' ? argProperties(args) : upper === 'ENV' ? envProperties(text, args) : undefined;
     if (!read) return undefined;
     properties = read;
   }
