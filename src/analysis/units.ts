@@ -49,6 +49,11 @@ import { stronglyConnected } from '../util/graph.js';
 export interface Invocation {
   readonly members: readonly { readonly file: ParsedFile; readonly context: InstallContext }[];
   readonly indexes: readonly IndexFact[];
+  /**
+   * A project or lock a uv command installs, which routes its packages to their own indexes: whether the command picks
+   * the PyTorch index by the build machine's driver (`--torch-backend=auto`, UV_TORCH_BACKEND=auto) all the same.
+   */
+  readonly autoBackend?: boolean;
 }
 
 export interface UnitPackage {
@@ -457,7 +462,9 @@ function dockerStageUnit(
     // indexes; what pip reads (requirements files, `pip install .`) shares the command's indexes.
     const routed = members.filter((member) => member.context.tool === 'uv');
     invocations.push(makeInvocation([{ file, context }, ...members.filter((member) => !routed.includes(member))]));
-    for (const member of routed) invocations.push(makeInvocation([member]));
+    const auto = routed.length > 0 && optionContexts(file, 'torch-backend-auto').has(context.id);
+    for (const member of routed)
+      invocations.push({ ...makeInvocation([member]), ...(auto ? { autoBackend: true } : {}) });
   }
   const inStage = (member: ParsedFile, context: number | undefined): boolean =>
     context === undefined || (selected.get(member)?.has(context) ?? true);
@@ -723,9 +730,21 @@ function torchInstall(
     // uv's first-index strategy, unless the install compares indexes as pip does: the command's (a requirements file
     // `uv pip install -r` reads is resolved by uv).
     firstIndex: firstIndexStrategy(invocation),
-    // `--torch-backend=auto`: uv picks a PyTorch index by the driver it finds (index-url's).
-    autoBackend: optionContexts(file, 'torch-backend-auto').has(pkg.context),
+    autoBackend: autoBackend(file, pkg, invocation),
   };
+}
+
+/**
+ * `--torch-backend=auto` (or UV_TORCH_BACKEND=auto): uv picks a PyTorch index by the driver it finds (index-url's),
+ * for every requirement the command reads (a pyproject.toml or requirements file it installs as much as its own words).
+ */
+function autoBackend(file: ParsedFile, pkg: PackageFact, invocation: Invocation | undefined): boolean {
+  return (
+    optionContexts(file, 'torch-backend-auto').has(pkg.context) ||
+    invocation?.autoBackend === true ||
+    (invocation?.members.some((member) => optionContexts(member.file, 'torch-backend-auto').has(member.context.id)) ??
+      false)
+  );
 }
 
 function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
@@ -876,7 +895,8 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
         !pkg.url &&
         specifier &&
         !specifier.includes('+') &&
-        (invocation?.indexes.length ?? 0) === 0
+        (invocation?.indexes.length ?? 0) === 0 &&
+        !autoBackend(file, pkg, invocation)
       )
         (torchRanges ??= []).push({ file, pkg, specifier: specifier.replace(/\s+/g, '') });
       const carried = !build ? builtWithTorch(file, pkg, invocation, hidden, kb) : undefined;
@@ -1339,11 +1359,15 @@ function torchRangeClaim(
   /** The requirement's specifier with the others of its install that pip combines with it (combinedSpecifier). */
   specifier = pkg.specifier,
 ): CudaClaim | undefined {
+  const install = torchInstall(file, pkg, invocation, specifier);
+  // uv's `--torch-backend=auto` picks the index by the driver of the machine that runs the install, for every
+  // requirement the command reads: no build is certain (index-url says so).
+  if (install?.autoBackend) return undefined;
   const ranged = rangedTorchClaim(file, pkg, invocation, kb, specifier);
   if (locked || ranged?.precision === 'minor') return ranged;
   // Releases of one major but several minors (`torch>=2.1,<2.9`: CUDA 12.1 to 12.8): the major is certain, and the
   // release pip takes today says the minor.
-  const newest = newestTorchClaim(file, pkg, torchInstall(file, pkg, invocation, specifier), surroundings(), kb);
+  const newest = newestTorchClaim(file, pkg, install, surroundings(), kb);
   if (!ranged) return newest;
   return newest?.precision === 'minor' && newest.cuda.split('.')[0] === ranged.cuda
     ? cudaClaim({ ...newest, certainMajor: ranged })
