@@ -39,7 +39,7 @@ const MESSAGES = {
   pypiApexPinned:
     "{{subject}} is PyPI's apex, an unrelated Pyramid web toolkit, not NVIDIA Apex, which is not published on PyPI",
   pypiApexUnlessInstalled:
-    "{{subject}} can only come from PyPI where NVIDIA Apex is not installed already, and PyPI's apex is an unrelated Pyramid web toolkit, not NVIDIA Apex",
+    '{{subject}} names no index but PyPI, whose apex is an unrelated Pyramid web toolkit, not NVIDIA Apex: it installs that toolkit wherever NVIDIA Apex is not installed already',
 };
 type MessageId = keyof typeof MESSAGES;
 
@@ -170,8 +170,15 @@ function checkPypiApex(units: readonly Unit[], kb: KnowledgeBase, report: Report
   const found = new Map<PackageFact, { file: ParsedFile; image?: string }>();
   for (const unit of units) {
     for (const entry of unit.packages) {
-      if (entry.pkg.name !== 'apex' || !apexFromPypi(entry, unit.files)) continue;
-      const image = unit.stage === undefined ? undefined : withoutApex(unit.root, unit.stage, kb);
+      if (entry.pkg.name !== 'apex') continue;
+      // The file's own word (a warning wherever it is installed), and what the stage that installs it makes certain:
+      // the command that installs a file may add an index or a clone of NVIDIA Apex, which makes nothing less true
+      // of the file.
+      const image =
+        unit.stage !== undefined && apexFromPypi(entry, unit.files)
+          ? withoutApex(unit.root, unit.stage, kb)
+          : undefined;
+      if (!image && !apexFromPypi(entry, [entry.file], true)) continue;
       const seen = found.get(entry.pkg);
       if (!seen || (image && !seen.image)) found.set(entry.pkg, { file: entry.file, ...(image ? { image } : {}) });
     }

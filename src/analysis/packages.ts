@@ -137,18 +137,20 @@ const namesApexSource = new WeakMap<ParsedFile, boolean>();
  * A pip requirement of `apex` that only PyPI can answer: PyPI's `apex` is an unrelated Pyramid toolkit (0.9.x
  * development releases of 2013: pypi.org/project/apex), and NVIDIA Apex is not published there. Not where the
  * install names any other index or find-links page, reads a pip configuration the gate cannot see, or a file of
- * the unit names NVIDIA Apex's repository (a clone built beside it).
+ * the unit names NVIDIA Apex's repository (a clone built beside it). `alone`: as the requirement's own file says it,
+ * without the command that installs the file.
  */
-export function apexFromPypi(entry: UnitPackage, files: readonly ParsedFile[]): boolean {
+export function apexFromPypi(entry: UnitPackage, files: readonly ParsedFile[], alone = false): boolean {
   const { file, pkg } = entry;
   if (pkg.ecosystem !== 'pip' || pkg.name !== 'apex' || pkg.url || pkg.localLabel) return false;
-  const context = file.contexts[pkg.context];
-  const contexts = entry.invocation ? entry.invocation.members.map((member) => member.context) : [context];
+  // `alone`: what the requirement's own file says, whatever installs it.
+  const invocation = alone ? undefined : entry.invocation;
+  const contexts = invocation ? invocation.members.map((member) => member.context) : [file.contexts[pkg.context]];
   for (const each of contexts) {
     if (!each || each.hiddenIndexes) return false;
     if (each.indexes.some((index) => !isPypiIndex(index.url))) return false;
   }
-  if (entry.invocation?.indexes.some((index) => !isPypiIndex(index.url))) return false;
+  if (invocation?.indexes.some((index) => !isPypiIndex(index.url))) return false;
   return !files.some((each) => {
     let answer = namesApexSource.get(each);
     if (answer === undefined) namesApexSource.set(each, (answer = NVIDIA_APEX_SOURCE.test(each.source.text)));
