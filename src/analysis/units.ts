@@ -1144,23 +1144,15 @@ export function imageTorch(
 ): { readonly torch: UnitPackage; readonly image: string } | undefined {
   const { root, stage } = unit;
   if (stage === undefined) return undefined;
-  const isTorch = ({ pkg }: UnitPackage): boolean => pkg.name === 'torch' || pkg.name === 'pytorch';
-  if (unit.packages.some(isTorch) || unit.inherited?.findLast(isTorch)) return undefined;
-  if (unit.invocations.some(readsUnread)) return undefined;
+  // The image first: most stages are on no pytorch/pytorch image, and the rest is asked only of those that are.
   const tree = StageTree.of(root);
-  const chain = new Set<number>();
-  for (let at: number | undefined = stage; at !== undefined; at = tree.parent(at)) chain.add(at);
-  const stageOf = (offset: number): number => {
-    let found = -1;
-    for (const candidate of root.stages) if (candidate.span.start <= offset) found = candidate.index;
-    return found;
-  };
-  if (root.unresolved.some((unread) => chain.has(stageOf(unread.span.start)))) return undefined;
   const image = baseImages(root).get(tree.root(stage));
   if (!image?.tag || image.unresolved || image.repository !== 'pytorch/pytorch') return undefined;
   if (image.registry !== undefined && image.registry !== 'docker.io') return undefined;
   const tag = kb.pytorchImageTag(image.tag);
   if (!tag) return undefined;
+  if (unit.packages.some(namesTorch) || unit.inherited?.findLast(namesTorch)) return undefined;
+  if (unit.invocations.some(readsUnread) || unreadInChain(root)[stage]) return undefined;
   const label = `cu${tag.cuda.replace('.', '')}`;
   const pkg = packageFact({
     ecosystem: 'pip',
@@ -1185,6 +1177,42 @@ export function imageTorch(
   };
   return { torch: { file: root, pkg, build }, image: image.reference };
 }
+
+/** A unit's requirement of torch (pip's torch or conda's pytorch), as one function: Inherited remembers its answers. */
+const namesTorch = ({ pkg }: UnitPackage): boolean => pkg.name === 'torch' || pkg.name === 'pytorch';
+
+/**
+ * Whether each stage of a Dockerfile, or a stage it is built FROM, leaves something unread (a script a RUN runs, a
+ * value only the build knows): worked out once per file, each stage from its parent, which comes earlier.
+ */
+function unreadInChain(root: ParsedFile): readonly boolean[] {
+  let answers = unreadChains.get(root);
+  if (!answers) {
+    const own: boolean[] = [];
+    const starts = root.stages.map((stage) => stage.span.start);
+    for (const unread of root.unresolved) {
+      // The stage the fact is in: the last that starts at or before it (searched by halving).
+      let low = 0;
+      for (let high = starts.length; low < high; ) {
+        const middle = (low + high) >> 1;
+        if (starts[middle]! <= unread.span.start) low = middle + 1;
+        else high = middle;
+      }
+      const at = root.stages[low - 1]?.index;
+      if (at !== undefined) own[at] = true;
+    }
+    const tree = StageTree.of(root);
+    answers = [];
+    for (let stage = 0; stage < tree.stageCount; stage++) {
+      const parent = tree.parent(stage);
+      answers[stage] = (own[stage] ?? false) || (parent !== undefined && (answers[parent] ?? false));
+    }
+    unreadChains.set(root, answers);
+  }
+  return answers;
+}
+
+const unreadChains = new WeakMap<ParsedFile, boolean[]>();
 
 /** Each stage's FROM image where it names one (not an earlier stage), worked out once per file. */
 function baseImages(root: ParsedFile): ReadonlyMap<number, ImageFact> {
