@@ -14,7 +14,7 @@ import {
   type UnitVerdict,
 } from '../../src/rule.js';
 import { fleetScope } from '../../src/analysis/runs.js';
-import { torchArchEntries } from '../../src/analysis/arch-lists.js';
+import { ownArchValues, torchArchEntries } from '../../src/analysis/arch-lists.js';
 import { selectPools } from '../../src/analysis/placement.js';
 import { originRelated, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
@@ -200,7 +200,7 @@ export default defineRule({
       }
     }
     for (const file of files)
-      for (const env of file.env) if (env.key === 'TORCH_CUDA_ARCH_LIST') checkArchList(file, env, fleet, fleetReport);
+      for (const env of ownArchValues(file.env)) checkArchList(file, env, fleet, fleetReport);
     held?.flush();
     merged?.flush();
   },

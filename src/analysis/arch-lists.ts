@@ -152,3 +152,19 @@ export function withoutEntries(
   const separator = value.includes(';') ? ';' : ' ';
   return keep.map((match) => match[0]).join(separator);
 }
+
+/**
+ * A file's TORCH_CUDA_ARCH_LIST settings, each value once: `ENV TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST}"` copies
+ * the ARG's value (its value's span is the ARG's), so what is said of the list is said once, where it is written
+ * (detectron2's docker/Dockerfile).
+ */
+export function ownArchValues(env: readonly EnvFact[]): EnvFact[] {
+  const written = new Set<number>();
+  const own: EnvFact[] = [];
+  for (const fact of env) {
+    if (fact.key !== 'TORCH_CUDA_ARCH_LIST' || written.has(fact.valueSpan.start)) continue;
+    written.add(fact.valueSpan.start);
+    own.push(fact);
+  }
+  return own;
+}
