@@ -199,8 +199,7 @@ export default defineRule({
         }
       }
     }
-    for (const file of files)
-      for (const env of ownArchValues(file.env)) checkArchList(file, env, fleet, fleetReport);
+    for (const file of files) for (const env of ownArchValues(file.env)) checkArchList(file, env, fleet, fleetReport);
     held?.flush();
     merged?.flush();
   },
