@@ -125,7 +125,7 @@ export default defineRule({
   helps: {
     major: `${WHY.major}{{evidence}}{{copied}}`,
     minor: '{{why}}{{evidence}}{{copied}}',
-    implied: `{{why}}{{evidence}}${PIN_BUILD}{{copied}}`,
+    implied: `{{why}}{{evidence}}{{pinBuild}}{{copied}}`,
     impliedRange: `{{why}}{{evidence}}${PIN_BUILD}{{copied}}`,
     index: '{{why}}{{evidence}}{{copied}}',
     name: 'Whoever installs {{named}} expects CUDA {{found}} builds and gets CUDA {{expected}} ones. Route it to the index of the CUDA it names, or rename it.{{evidence}}{{copied}}',
@@ -154,7 +154,8 @@ export default defineRule({
       if (!target) continue;
       // pixi's system requirement is a floor, compared with the builds alone (checkFloors).
       const mismatches = unit.claims.flatMap((claim) => {
-        if (claim === target || (claim.kind === 'implied' && claim.index)) return [];
+        // A build an index decides is said at the index's own claim, unless no file writes the index (Cog's).
+        if (claim === target || (claim.kind === 'implied' && claim.index && !claim.index.addedBy)) return [];
         if (claim.kind === 'system') return [];
         // Alternatives by marker (`torch==2.0.1 ; python_version < "3.9"` beside `torch==2.5.1 ; python_version >=
         // "3.9"`) are never installed together.
@@ -476,7 +477,9 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
   const how = implied
     ? claim.package && !claim.index
       ? 'that plain PyPI gives on Linux x86_64'
-      : 'from its index'
+      : claim.index?.addedBy
+        ? `from the index ${claim.index.addedBy} adds for it (${claim.index.url})`
+        : 'from its index'
     : '';
   const majors = { foundMajor: found.split('.')[0]!, expectedMajor: expected.split('.')[0]! };
   const evidence = claim.record ? ` Fact: ${cite(claim.record)}.` : '';
@@ -512,6 +515,9 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
         expected,
       }),
       pin: claim.newest && claim.kind !== 'apt' ? pinAdvice(expected, kb) : '',
+      pinBuild: claim.index?.addedBy
+        ? ` ${claim.index.addedBy} installs the newest build of this release whose CUDA is at most its build.cuda, and strips a local version label: set build.cuda to the CUDA of a build this release has, or pin a release that has a CUDA ${expected} build. Source: https://github.com/replicate/cog/blob/6110c912377d4ded0f57165d305821a14a9a4418/pkg/config/compatibility.go (torchGPUPackage)`
+        : PIN_BUILD,
       ...majors,
       evidence,
       copied: copied

@@ -1,4 +1,4 @@
-import type { IndexFact, PackageFact } from '../parsers/facts.js';
+import type { IndexFact, InstallContext, PackageFact } from '../parsers/facts.js';
 import type { KnowledgeBase, TorchRelease } from '../knowledge/index.js';
 import { satisfiesPep440 } from '../util/pep440.js';
 import { cudaFromTag, publicVersion, tagFromCuda } from '../knowledge/versions.js';
@@ -55,6 +55,8 @@ export function resolveTorchBuild(
   indexes: readonly IndexFact[],
   kb: KnowledgeBase,
   machine: Machine = 'x86_64',
+  /** An installer that picks the PyTorch index itself (Cog: InstallContext.pytorchUpTo). */
+  upTo?: InstallContext['pytorchUpTo'],
 ): TorchBuild | undefined {
   if (pkg.ecosystem !== 'pip' || !pkg.exact || !TORCH_FAMILY.has(pkg.name)) return undefined;
   const version = publicVersion(pkg.exact);
@@ -92,6 +94,28 @@ export function resolveTorchBuild(
     const tag = tagFromCuda(found.cuda);
     const missing = release && !available.has(tag) ? { cuda: found.cuda, tag, via: 'label' as const } : undefined;
     return result({ cuda: found.cuda, cpu: false, source: 'local-label', missing });
+  }
+  // The installer's own index: the newest build of the release within its CUDA (none: PyPI's, below), unless the
+  // install names a PyTorch index of its own, which then decides as it does for pip.
+  if (upTo && !indexes.some((index) => isPytorchIndex(index.url))) {
+    const pick = [...available]
+      .flatMap((tag) => {
+        const cuda = /^cu\d+$/.test(tag) ? cudaFromTag(tag) : undefined;
+        return cuda && (upTo.cuda === undefined || compareDotted(cuda, upTo.cuda) <= 0) ? [{ tag, cuda }] : [];
+      })
+      .sort((a, b) => compareDotted(b.cuda, a.cuda))[0];
+    if (pick) {
+      const url = `https://download.pytorch.org/whl/${pick.tag}/`;
+      const index = {
+        kind: 'extra-index-url' as const,
+        url,
+        urlSpan: upTo.span,
+        span: upTo.span,
+        context: pkg.context,
+        addedBy: 'Cog',
+      };
+      return result({ cuda: pick.cuda, cpu: false, source: 'extra-index-url', index });
+    }
   }
 
   const torchIndexes = indexes.filter(

@@ -848,6 +848,8 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
         invocation?.indexes ?? NO_INDEXES,
         kb,
         parts.platform ?? machineOf(markers),
+        (invocation?.members.find((member) => member.context.pytorchUpTo) ?? { context: context })?.context
+          ?.pytorchUpTo,
       );
       const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? undefined : resolved;
       packages.push({ file, pkg, invocation, build });

@@ -20,7 +20,8 @@ export type FileKind =
   | 'pipfile-lock'
   | 'pdm-lock'
   | 'kubernetes'
-  | 'compose';
+  | 'compose'
+  | 'cog';
 
 export type Ecosystem = 'pip' | 'conda' | 'apt';
 
@@ -80,6 +81,12 @@ export interface InstallContext extends Spanned {
    */
   readonly alternative?: string;
   /**
+   * An installer that takes a `torch==X` requirement (torchvision's, torchaudio's) from the PyTorch index of X's
+   * newest build whose CUDA is at most `cuda` (every build where `cuda` is not given), and from plain PyPI where there
+   * is none: Cog on a GPU (compatibility.go torchGPUPackage), which adds that index itself. At `span`, the `cuda`.
+   */
+  readonly pytorchUpTo?: { readonly cuda?: string; readonly span: Span };
+  /**
    * A pip or uv install that replaces what is installed already (`-U`, `--upgrade`, `--force-reinstall`, `-I`; uv's
    * `--reinstall`, `--upgrade-package`): without one, a requirement that the installed version satisfies is kept as
    * it is ("Requirement already satisfied").
@@ -116,6 +123,11 @@ export interface IndexFact extends Spanned {
   readonly context: number;
   /** Why pip will not use this option, e.g. it was written on a requirement line. */
   readonly ignoredReason?: string;
+  /**
+   * An index the installer adds by itself, which no file writes (Cog's PyTorch index for a torch pin): it makes no
+   * claim of its own, so what it serves is said at the requirements it serves.
+   */
+  readonly addedBy?: string;
   /** A pyproject.toml `[[tool.uv.index]]` entry: its name and whether it is `explicit`. */
   readonly uvIndex?: { readonly name: string; readonly explicit: boolean };
   /**

@@ -7,6 +7,7 @@
  */
 import type { FileKind } from './facts.js';
 import type { FileFormat } from './format.js';
+import { cog } from './cog/index.js';
 import { compose } from './compose/index.js';
 import { condaLock } from './conda-lock/index.js';
 import { conda } from './conda/index.js';
@@ -40,6 +41,7 @@ const FORMATS = {
   'pdm-lock': pdmLock,
   kubernetes,
   compose,
+  cog,
 } as const satisfies Record<FileKind, FileFormat>;
 
 const ALL: readonly FileFormat[] = Object.values(FORMATS);
