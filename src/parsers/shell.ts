@@ -183,6 +183,27 @@ const SUDO_VALUE_OPTIONS = /^-[ugpCDhrtTU]$/;
 /** A shell script's file name. */
 const SCRIPT_FILE = /\.(?:sh|bash)$/;
 
+/** A Python interpreter by name (`python`, `python3`, `python3.11`). */
+const PYTHON = /^python(?:\d+(?:\.\d+)?)?$/;
+
+/**
+ * A Python script whose name says it installs (`install_dependencies.py`, pytorch/serve's way to install torch, an
+ * `install.py`, `setup_env.py`), run as `python <script> …`: a script not read. Other scripts (a model download, a
+ * test) are not said: most Python a RUN runs installs nothing.
+ */
+const INSTALL_SCRIPT = /(?:^|[_-])(?:install|requirements?|dependencies|deps|setup_env|bootstrap)(?:[_-]|\.py$)/i;
+
+function installScript(command: Command, from: number): { readonly script: Word } | undefined {
+  for (let j = from; j < command.length; j++) {
+    const word = command[j]!;
+    if (word.text === '-m' || word.text === '-c') return undefined;
+    if (word.text.startsWith('-')) continue;
+    const base = word.text.slice(word.text.lastIndexOf('/') + 1);
+    return base.endsWith('.py') && INSTALL_SCRIPT.test(base) ? { script: word } : undefined;
+  }
+  return undefined;
+}
+
 /**
  * What a command hands to a shell of its own, if it does: a command string (`string`: a shell's `-c`, bash(1): "-c  If
  * the -c option is present, then commands are read from the first non-option argument command_string", in any cluster
@@ -214,6 +235,7 @@ export function shellRun(command: Command): { readonly string?: Word; readonly s
   const name = program.text.slice(program.text.lastIndexOf('/') + 1);
   if (SCRIPT_FILE.test(name)) return { script: program };
   if (program.unresolved) return undefined;
+  if (PYTHON.test(name)) return installScript(command, i + 1);
   if (name === 'su' || name === 'runuser') {
     for (let j = i + 1; j < command.length; j++) {
       const text = command[j]!.text;
