@@ -416,7 +416,9 @@ function inWorkdir(includes: readonly IncludeFact[], first: number, workdir: str
  * 12.2.2` for 12.2.2), mapped to where the FROM line writes it.
  */
 function imageCudaVersion(image: ImageFact | undefined): Variable | undefined {
-  if (!image?.tag || image.unresolved || image.repository !== 'nvidia/cuda') return undefined;
+  // A tag only partly known (`13.0.3-base-ubuntu${UBUNTU_VERSION}.04`, dstack's) still says its version where that
+  // part is written out: the image's CUDA_VERSION does not depend on its OS.
+  if (!image?.tag || image.repository !== 'nvidia/cuda') return undefined;
   if (image.registry !== undefined && image.registry !== 'docker.io' && image.registry !== 'nvcr.io') return undefined;
   const version = /^(\d+\.\d+\.\d+)-/.exec(image.tag)?.[1];
   if (!version) return undefined;
