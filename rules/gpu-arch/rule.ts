@@ -33,16 +33,23 @@ interface FleetGpu {
 /** NVIDIA's binary compatibility: a cubin for X.y runs on X.z, z >= y. */
 const BINARY_COMPATIBILITY = 'https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility';
 
+/**
+ * NVIDIA's PTX compatibility: PTX of any compute capability is compiled by the driver for the GPU at hand, a newer one
+ * included (each architecture's compatibility guide: "Applications Built Using CUDA Toolkit 11.7 or Earlier … are
+ * compatible with Hopper as long as they are built to include PTX versions of their kernels").
+ */
+const PTX_COMPATIBILITY = 'https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#ptx-compatibility';
+
 /** Why each finding matters and how to fix it, filled from its data (src/rule.ts, `helps`). */
 const HELPS = {
   gpuDriver: 'Older drivers do not recognise this GPU at all. Source: {{source}}',
-  tooOld: `CUDA {{cuda}} generates no code that runs on compute capability {{cc}}: neither for it nor for an earlier minor of its major, whose cubins it would run (${BINARY_COMPATIBILITY}). Source: {{source}}`,
+  tooOld: `CUDA {{cuda}} generates no cubin that runs on compute capability {{cc}}: neither for it nor for an earlier minor of its major, whose cubins it would run (${BINARY_COMPATIBILITY}). What is built with it runs there only where it ships PTX, which the driver compiles when the program starts (${PTX_COMPATIBILITY}): not known of an image, so no certain failure. Use an image of CUDA >= {{minCuda}} for this GPU. Source: {{source}}`,
   dropped: 'CUDA {{next}}.0 removed offline compilation and library support for this architecture. Source: {{source}}',
   noKernels:
     'torch raises "no kernel image is available for execution on the device" on this GPU. Use a build that includes sm_{{sm}} (compute capability {{cc}} needs CUDA >= {{minCuda}}). Sources: {{sources}}',
   archList:
     'Extensions built with this list carry no kernels for compute capability {{cc}} and fail with "no kernel image is available". Source: {{source}}',
-  tooOldAll: `CUDA {{cuda}} generates no code that runs on these GPUs: neither for them nor for an earlier minor of their major, whose cubins they would run (${BINARY_COMPATIBILITY}).`,
+  tooOldAll: `CUDA {{cuda}} generates no cubin that runs on these GPUs: neither for them nor for an earlier minor of their major, whose cubins they would run (${BINARY_COMPATIBILITY}). What is built with it runs there only where it ships PTX, which the driver compiles when the program starts (${PTX_COMPATIBILITY}).`,
   noKernelsAll:
     'torch raises "no kernel image is available for execution on the device" on these GPUs. Use a build that includes their architectures.',
   droppedAll:
@@ -51,12 +58,14 @@ const HELPS = {
 
 /** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
 const MESSAGES = {
-  tooOld: '{{subject}} uses CUDA {{cuda}}, but {{gpu}} (compute capability {{cc}}) needs CUDA >= {{minCuda}}',
+  tooOld:
+    '{{subject}} uses CUDA {{cuda}}, which compiles no native code for {{gpu}} (compute capability {{cc}} needs CUDA >= {{minCuda}}): what it builds runs there only from PTX',
   dropped:
     '{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpu}} (compute capability {{cc}}); the last CUDA for it is {{last}}.x',
   noKernels: '{{subject}} has no kernels for {{gpu}} (sm_{{sm}}): it is compiled for {{archs}}',
   archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
-  tooOldAll: '{{subject}} uses CUDA {{cuda}}, which has no code for {{gpus}}',
+  tooOldAll:
+    '{{subject}} uses CUDA {{cuda}}, which compiles no native code for {{gpus}}: what it builds runs there only from PTX',
   noKernelsAll: '{{subject}} has no kernels for {{gpus}}: it is compiled for {{archs}}',
   droppedAll: '{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpus}}',
   gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}",
@@ -133,11 +142,13 @@ export default defineRule({
           const data = { subject: claim.subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.runsFrom };
           const miss = gpuMiss(claim, gpu);
           if (miss === 'tooOld') {
+            // Only PTX the build ships runs there: not known of an image or a toolkit, so never an error.
             report({
               messageId: 'tooOld',
               data: { ...data, source: cite(gpu.record) },
               file: claim.file,
               span: claim.span,
+              severity: 'warning',
               unverified: isUnverified(gpu.record),
             });
           } else if (miss === 'dropped') {
@@ -297,7 +308,7 @@ function poolHits(claim: CudaClaim, pools: readonly Pool[], kb: KnowledgeBase): 
 function hitReason(claim: CudaClaim, hit: PoolHit): string {
   const { gpu } = hit;
   return hit.miss === 'tooOld'
-    ? `CUDA ${claimCuda(claim)} has no code for ${gpu.name} (compute capability ${gpu.cc} needs CUDA >= ${gpu.runsFrom})`
+    ? `CUDA ${claimCuda(claim)} compiles no native code for ${gpu.name} (compute capability ${gpu.cc} needs CUDA >= ${gpu.runsFrom}): it runs there only from PTX`
     : `CUDA ${claimCuda(claim)} no longer supports ${gpu.name} (compute capability ${gpu.cc}; the last CUDA for it is ${gpu.lastCudaMajor}.x)`;
 }
 
@@ -308,7 +319,8 @@ function hitVerdict(unit: Unit, claim: CudaClaim, hit: PoolHit): UnitVerdict {
     file: claim.file,
     span: claim.span,
     pool: hit.pool.name,
-    tier: 'fails',
+    // Too old a CUDA runs there from the PTX it ships, if it does: not known.
+    tier: hit.miss === 'tooOld' ? 'unknown' : 'fails',
     reason: hitReason(claim, hit),
   };
 }
@@ -348,11 +360,11 @@ function checkContainer(
       },
       file: claim.file,
       span: claim.span,
-      ...(clear.length > 0 ? { severity: 'warning' as const } : {}),
+      ...(clear.length > 0 || miss === 'tooOld' ? { severity: 'warning' as const } : {}),
       unverified: hits.some((hit) => isUnverified(hit.gpu.record)),
       related: originRelated(claim),
       // Per pool, the GPU each cannot use: its own help, over the message's template for one GPU.
-      help: `${hits.map((hit) => `pool ${hit.pool.name}: ${hitReason(claim, hit)}`).join('; ')}.${keep} Source: ${cite(gpu.record)}`,
+      help: `${hits.map((hit) => `pool ${hit.pool.name}: ${hitReason(claim, hit)}`).join('; ')}.${keep}${miss === 'tooOld' ? ` What is built with it runs there only where it ships PTX, which the driver compiles when the program starts (${PTX_COMPATIBILITY}): not known of an image.` : ''} Source: ${cite(gpu.record)}`,
     });
   }
 }
