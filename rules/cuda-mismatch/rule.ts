@@ -110,6 +110,8 @@ const MESSAGES = {
     "{{subject}} installs PyPI's build for {{machine}}, whose CUDA is not known here, so it is not compared with {{target}} (CUDA {{expected}})",
   unknownIndex:
     '{{subject}} comes from {{index}}, an index whose builds are not known here, so it is not compared with {{target}} (CUDA {{expected}})',
+  condaBuildUnnamed:
+    '{{subject}} names no build: conda picks a CUDA or CPU build of it, which is not known here, so it is not compared with {{target}} (CUDA {{expected}})',
   ...TENSORFLOW_MESSAGES,
   byPython: '{{subject}} installs {{builds}}; {{unknown}}, and {{mismatch}} {{target}} (CUDA {{expected}})',
 };
@@ -137,6 +139,8 @@ export default defineRule({
       "pip takes the newest release a requirement admits that supports the Python at hand, and the PyPI build of today's is for CUDA {{found}}; the pick moves as releases appear, so the build changes with the day of the build. {{pin}}{{evidence}}",
     newestToolkit:
       'NVIDIA\'s cuda-toolkit (and cuda) meta-package "handles upgrading to the latest version of CUDA when it\'s released" (CUDA 12.1 release notes, "New meta-packages for Linux installation"): it installs the newest CUDA the repository has, not the image\'s, and the pick moves as releases appear. Install the toolkit of the image\'s CUDA by its versioned name (cuda-toolkit-X-Y).{{evidence}}',
+    condaBuildUnnamed:
+      "The pytorch channel publishes a CPU build and CUDA builds of each pytorch release; which one conda installs is its solver's choice, told by a pytorch-cuda=X.Y (or cpuonly) beside it. Add pytorch-cuda={{expected}} (a release the channel built for it), or cpuonly. Source: https://pytorch.org/get-started/previous-versions/ (conda install pytorch==… pytorch-cuda=… -c pytorch -c nvidia)",
     unknownIndex:
       "Only PyTorch's own indexes, PyPI and PyPI's public mirrors say which CUDA a torch build is for; another index (a private one, a proxy) may serve any build under this version. Name the build (torch==X+cuYYY with PyTorch's index for that CUDA) to have it checked, or check the index's files by hand.",
     pypiOtherMachine:
@@ -577,7 +581,36 @@ function condaForgeOnly(file: ParsedFile): boolean {
  * Builds whose CUDA is not known, said at their line, never passed: PyPI's on a machine the knowledge does not record
  * (aarch64), and any from an index that is neither PyTorch's nor PyPI (nor a mirror of it).
  */
+/** conda packages that decide which build of pytorch the pytorch channel's solver takes. */
+const CONDA_BUILD_SELECTORS: ReadonlySet<string> = new Set([
+  'pytorch-cuda',
+  'cpuonly',
+  'cudatoolkit',
+  'pytorch-mutex',
+  'cuda-version',
+]);
+
 function reportUnknownBuilds(unit: Unit, target: CudaClaim, report: Reporter<MessageId>): void {
+  // conda's pytorch from the pytorch channel with nothing that names its build (pytorch-cuda, cpuonly, cudatoolkit, a
+  // build string): the solver's pick (allenai/OLMo's `conda install -y pytorch::pytorch==2.5.1` on a CUDA 12.1 image).
+  const named = unit.packages.some(({ pkg }) => pkg.ecosystem === 'conda' && CONDA_BUILD_SELECTORS.has(pkg.name));
+  for (const { pkg, file } of unit.packages) {
+    if (named || pkg.ecosystem !== 'conda' || pkg.name !== 'pytorch' || pkg.build || !pkg.exact) continue;
+    const channels = file.contexts[pkg.context]?.channels ?? [];
+    if (pkg.channel !== 'pytorch' && !(pkg.channel === undefined && channels.includes('pytorch'))) continue;
+    if (!mayHoldTogether(pkg.markers, target.package?.markers)) continue;
+    report({
+      messageId: 'condaBuildUnnamed',
+      data: {
+        subject: withAlternative(file, pkg.context, `${pkg.rawName}${pkg.specifier}`),
+        target: target.subject,
+        expected: claimCuda(target),
+      },
+      file,
+      span: pkg.span,
+      severity: 'notice',
+    });
+  }
   for (const { pkg, file, build } of unit.packages) {
     const index =
       build?.source === 'index-url' &&
