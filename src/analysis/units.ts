@@ -13,6 +13,7 @@ import {
 import type { KnowledgeBase } from '../knowledge/index.js';
 import type { CompanionPin } from '../knowledge/schema.js';
 import { cudaFromTag, cudaMajor, cudaMajorMinor, publicVersion } from '../knowledge/versions.js';
+import { compareDotted } from '../util/dotted.js';
 import {
   CLAIM_PRECEDENCE,
   containerImageClaim,
@@ -373,7 +374,42 @@ function fileUnit(
     );
   }
   const claims = files.flatMap((member) => claimsOf(member));
-  return finishUnit({ label: file.path, root: file, files, claims, invocations }, kb);
+  const cog = cogImageClaim(file, files, kb);
+  return finishUnit({ label: file.path, root: file, files, claims: cog ? [...claims, cog] : claims, invocations }, kb);
+}
+
+/**
+ * Cog's CUDA where a GPU cog.yaml names none: the newest CUDA the torch requirement's version has a build for (Cog
+ * reads the first version of the line named torch, whatever its operator: `torch>=2.4.0` is 2.4.0, `torch==2.2` any
+ * 2.2.x; config.go validateAndCompleteCUDA, requirements.go), which its base image (r8.im/cog-base:cuda<X.Y>-…) is.
+ * A range is then installed from PyPI as written, so pip's newest torch may be of another CUDA than the image.
+ */
+function cogImageClaim(file: ParsedFile, files: readonly ParsedFile[], kb: KnowledgeBase): CudaClaim | undefined {
+  const context = file.contexts.find((candidate) => candidate.pytorchUpTo && !candidate.pytorchUpTo.cuda);
+  if (!context) return undefined;
+  const torch = files
+    .flatMap((member) => member.packages)
+    .find((pkg) => pkg.ecosystem === 'pip' && pkg.name === 'torch' && pkg.clauses.length > 0);
+  const written = torch?.clauses[0]?.version;
+  if (!torch || !written) return undefined;
+  const releases = /^\d+\.\d+$/.test(written)
+    ? kb.torchReleases().filter((release) => release.version.startsWith(`${written}.`))
+    : [kb.torchRelease(written)].filter((release) => release !== undefined);
+  const cudas = releases.flatMap((release) =>
+    [...kb.torchBuilds(release)].flatMap((tag) => (/^cu\d+$/.test(tag) ? [cudaFromTag(tag)!] : [])),
+  );
+  const cuda = cudas.sort((a, b) => compareDotted(b, a))[0];
+  if (!cuda) return undefined;
+  return cudaClaim({
+    kind: 'image',
+    file,
+    stage: 0,
+    cuda,
+    precision: 'minor',
+    span: context.pytorchUpTo!.span,
+    subject: `Cog's base image for torch ${written} (r8.im/cog-base:cuda${cuda}-…)`,
+    record: releases.at(-1),
+  });
 }
 
 /**
@@ -742,6 +778,9 @@ function autoBackend(file: ParsedFile, pkg: PackageFact, invocation: Invocation 
   return (
     optionContexts(file, 'torch-backend-auto').has(pkg.context) ||
     invocation?.autoBackend === true ||
+    // Cog on a GPU: its base image (r8.im/cog-base:…-torch<X.Y.Z>, the default) ships a torch of its own choosing,
+    // which pip keeps where a range admits it: which torch a range ends with is not known.
+    (invocation?.members.some((member) => member.context.pytorchUpTo !== undefined) ?? false) ||
     (invocation?.members.some((member) => optionContexts(member.file, 'torch-backend-auto').has(member.context.id)) ??
       false)
   );
