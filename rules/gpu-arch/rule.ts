@@ -40,6 +40,9 @@ const BINARY_COMPATIBILITY = 'https://docs.nvidia.com/cuda/cuda-c-programming-gu
  */
 const PTX_COMPATIBILITY = 'https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#ptx-compatibility';
 
+/** What a toolkit too old for a GPU still runs there: the tail of tooOld's message for an image (not a torch wheel). */
+const FROM_PTX = ': what it builds runs there only from PTX';
+
 /** Why each finding matters and how to fix it, filled from its data (src/rule.ts, `helps`). */
 const HELPS = {
   gpuDriver: 'Older drivers do not recognise this GPU at all. Source: {{source}}',
@@ -59,13 +62,12 @@ const HELPS = {
 /** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
 const MESSAGES = {
   tooOld:
-    '{{subject}} uses CUDA {{cuda}}, which compiles no native code for {{gpu}} (compute capability {{cc}} needs CUDA >= {{minCuda}}): what it builds runs there only from PTX',
+    '{{subject}} uses CUDA {{cuda}}, which compiles no native code for {{gpu}} (compute capability {{cc}} needs CUDA >= {{minCuda}}){{fromPtx}}',
   dropped:
     '{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpu}} (compute capability {{cc}}); the last CUDA for it is {{last}}.x',
   noKernels: '{{subject}} has no kernels for {{gpu}} (sm_{{sm}}): it is compiled for {{archs}}',
   archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
-  tooOldAll:
-    '{{subject}} uses CUDA {{cuda}}, which compiles no native code for {{gpus}}: what it builds runs there only from PTX',
+  tooOldAll: '{{subject}} uses CUDA {{cuda}}, which compiles no native code for {{gpus}}{{fromPtx}}',
   noKernelsAll: '{{subject}} has no kernels for {{gpus}}: it is compiled for {{archs}}',
   droppedAll: '{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpus}}',
   gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}",
@@ -145,7 +147,7 @@ export default defineRule({
             // Only PTX the build ships runs there: not known of an image or a toolkit, so never an error.
             report({
               messageId: 'tooOld',
-              data: { ...data, source: cite(gpu.record) },
+              data: { ...data, source: cite(gpu.record), fromPtx: FROM_PTX },
               file: claim.file,
               span: claim.span,
               severity: 'warning',
@@ -357,6 +359,7 @@ function checkContainer(
         cc: gpu.cc,
         minCuda: gpu.runsFrom,
         last: gpu.lastCudaMajor ?? '',
+        fromPtx: miss === 'tooOld' ? FROM_PTX : '',
       },
       file: claim.file,
       span: claim.span,
@@ -482,7 +485,7 @@ function checkTorchBuild(
   if (compareDotted(cuda, gpu.runsFrom) < 0) {
     report({
       messageId: 'tooOld',
-      data,
+      data: { ...data, fromPtx: '' },
       file,
       span,
       unverified: isUnverified(gpu.record),
