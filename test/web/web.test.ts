@@ -8,6 +8,7 @@ import { loadBaseline } from '../../src/baseline/load.js';
 import { gate } from '../../src/gate.js';
 import { defaultKnowledgeBase } from '../../src/knowledge/index.js';
 import { parseFile } from '../../src/parsers/index.js';
+import { FILE_KIND_NAMES } from '../../src/parsers/formats.js';
 import {
   OS_CHOICES,
   PYTHON_CHOICES,
@@ -232,10 +233,11 @@ describe('HTTP', () => {
       method: 'POST',
       body: JSON.stringify({ kind: 'makefile', text: '' }),
     });
+    // Every kind the registry reads, in its order (cog.yaml was the last added).
     expect(await wrong.json()).toEqual({
-      error:
-        'kind must be one of dockerfile, requirements, conda, pyproject, uv-lock, pixi, pixi-lock, poetry-lock, conda-lock, pipfile, pipfile-lock, pdm-lock, kubernetes, compose, not "makefile"',
+      error: `kind must be one of ${FILE_KIND_NAMES.join(', ')}, not "makefile"`,
     });
+    expect(FILE_KIND_NAMES.slice(0, 2)).toEqual(['dockerfile', 'requirements']);
     expect(
       (await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: 'x'.repeat(300_000) })).status,
     ).toBe(413);
