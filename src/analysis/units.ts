@@ -777,14 +777,36 @@ function torchInstall(
 function autoBackend(file: ParsedFile, pkg: PackageFact, invocation: Invocation | undefined): boolean {
   return (
     optionContexts(file, 'torch-backend-auto').has(pkg.context) ||
-    invocation?.autoBackend === true ||
-    // Cog on a GPU: its base image (r8.im/cog-base:…-torch<X.Y.Z>, the default) ships a torch of its own choosing,
-    // which pip keeps where a range admits it: which torch a range ends with is not known.
-    (invocation?.members.some((member) => member.context.pytorchUpTo !== undefined) ?? false) ||
-    (invocation?.members.some((member) => optionContexts(member.file, 'torch-backend-auto').has(member.context.id)) ??
-      false)
+    (invocation !== undefined && installerOf(invocation).picksTorch)
   );
 }
+
+/**
+ * What an invocation's installer decides itself, worked out once per invocation (a chain of includes is one invocation
+ * of many members, and each of its packages asks): whether it picks the PyTorch index (`--torch-backend=auto`, or Cog
+ * on a GPU, whose base image ships a torch of its own choosing that pip keeps where a range admits it), and Cog's
+ * rule for a torch pin's build (InstallContext.pytorchUpTo).
+ */
+function installerOf(invocation: Invocation): {
+  readonly picksTorch: boolean;
+  readonly upTo?: InstallContext['pytorchUpTo'];
+} {
+  let found = installers.get(invocation);
+  if (!found) {
+    const upTo = invocation.members.find((member) => member.context.pytorchUpTo)?.context.pytorchUpTo;
+    const picksTorch =
+      invocation.autoBackend === true ||
+      upTo !== undefined ||
+      invocation.members.some((member) => optionContexts(member.file, 'torch-backend-auto').has(member.context.id));
+    installers.set(invocation, (found = { picksTorch, ...(upTo ? { upTo } : {}) }));
+  }
+  return found;
+}
+
+const installers = new WeakMap<
+  Invocation,
+  { readonly picksTorch: boolean; readonly upTo?: InstallContext['pytorchUpTo'] }
+>();
 
 function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   const { label, root, stage, files, invocations, rootPackages, memberPackages } = parts;
@@ -887,8 +909,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
         invocation?.indexes ?? NO_INDEXES,
         kb,
         parts.platform ?? machineOf(markers),
-        (invocation?.members.find((member) => member.context.pytorchUpTo) ?? { context: context })?.context
-          ?.pytorchUpTo,
+        invocation ? installerOf(invocation).upTo : context?.pytorchUpTo,
       );
       const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? undefined : resolved;
       packages.push({ file, pkg, invocation, build });
