@@ -2,7 +2,13 @@ import { cudaFromLabel, cudaFromUrl, isPypiIndex, isPytorchIndex } from '../../s
 import { newestOnPypi, pypiWins, releaseFor, servedVariant } from '../../src/analysis/torch-build.js';
 import { unknownCudaIndex } from '../../src/analysis/unpinned.js';
 import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
-import { firstIndexStrategy, imageShipsNoTorch, type Invocation, type Unit } from '../../src/analysis/units.js';
+import {
+  firstIndexStrategy,
+  imageShipsNoTorch,
+  installerOf,
+  type Invocation,
+  type Unit,
+} from '../../src/analysis/units.js';
 import { apexFromPypi } from '../../src/analysis/packages.js';
 import { baseImage } from '../../src/analysis/stages.js';
 import type { FileKind, IndexFact, InstallContext, PackageFact, ParsedFile } from '../../src/parsers/facts.js';
@@ -378,6 +384,9 @@ function checkUnservedLabels(
       });
       continue;
     }
+    const installs = (file.contexts[pkg.context] && invocationsOf.get(file.contexts[pkg.context]!)) ?? [];
+    // Cog takes a torch pin's label off and adds the index of the build it picks itself.
+    if (TORCH_FAMILY.has(pkg.name) && installs.some((invocation) => installerOf(invocation).upTo)) continue;
     if (!TORCH_FAMILY.has(pkg.name)) {
       checkOtherLocalLabel(
         file,

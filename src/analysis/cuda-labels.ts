@@ -50,8 +50,16 @@ export function isCpuUrl(url: string): boolean {
  * finds its wheels)?
  */
 export function isPytorchIndex(url: string): boolean {
-  return /^https?:\/\/download(?:-r2)?\.pytorch\.org\/whl\b/i.test(url);
+  return /^https?:\/\/download(?:-r2)?\.pytorch\.org\/whl\b/i.test(url) || PYTORCH_MIRROR.test(url);
 }
+
+/**
+ * Public mirrors of download.pytorch.org/whl that keep its per-variant folders and file names (`…/cu121/torch-2.5.1
+ * %2Bcu121-…whl`): Alibaba's `mirrors.aliyun.com/pytorch-wheels/`, Nanjing University's `mirrors.nju.edu.cn/pytorch/
+ * whl/`, SJTU's `mirror.sjtu.edu.cn/pytorch-wheels/` (each mirror's help page; the file names of their folders).
+ */
+const PYTORCH_MIRROR =
+  /^https?:\/\/(?:mirrors\.aliyun\.com\/pytorch-wheels|mirrors\.nju\.edu\.cn\/pytorch\/whl|mirror\.sjtu\.edu\.cn\/pytorch-wheels)(?:[/?#]|$)/i;
 
 /**
  * PyPI itself, named as an index or a file host (`https://pypi.org/simple`, the legacy `pypi.python.org`,

@@ -74,7 +74,7 @@ const DOCS_REQUIREMENTS =
 function otherPlatform(path: string): string | undefined {
   const name = path.slice(path.lastIndexOf('/') + 1).toLowerCase();
   const word =
-    /(?:^|[_.-])(mps|darwin|macos|osx|cpu|rocm\d*|xpu|npu|hpu|gaudi|tpu|neuron|intel|ascend)(?:[_.-]|$)/.exec(
+    /(?:^|[_.-])(mps|darwin|macos|osx|cpu|rocm\d*|xpu|npu|hpu|gaudi|tpu|neuron|intel|ascend|l4t\d*|jetson)(?:[_.-]|$)/.exec(
       name.replace(/\.(?:txt|in)$/, ''),
     )?.[1];
   if (!word || !(/requirements?|^reqs?[_.-]|[_.-]reqs?$/.test(name) || /(?:^|\/)requirements\//.test(path)))
@@ -86,6 +86,8 @@ function otherPlatform(path: string): string | undefined {
   if (word === 'hpu' || word === 'gaudi') return 'Intel Gaudi';
   if (word === 'tpu') return 'TPUs';
   if (word === 'neuron') return 'AWS Neuron';
+  // Jetson's wheels are for aarch64 boards, whose CUDA driver comes with their L4T release (LocalAI's -l4t12 files).
+  if (word.startsWith('l4t') || word === 'jetson') return 'NVIDIA Jetson boards (L4T)';
   return 'Intel GPUs (XPU)';
 }
 

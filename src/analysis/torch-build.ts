@@ -87,7 +87,8 @@ export function resolveTorchBuild(
     const fromUrl = cudaFromUrl(pkg.url);
     return result({ cuda: fromUrl?.precision === 'minor' ? fromUrl.cuda : undefined, cpu: false, source: 'url' });
   }
-  if (pkg.localLabel) {
+  // Cog takes the label off and picks the build itself (its config_test.go: "local tag yields to build cuda").
+  if (pkg.localLabel && !upTo) {
     if (pkg.localLabel === 'cpu') return result({ cpu: true, source: 'local-label' });
     const found = cudaFromLabel(pkg.localLabel);
     if (!found || found.precision !== 'minor') return result({ cpu: false, source: 'local-label' });

@@ -787,7 +787,7 @@ function autoBackend(file: ParsedFile, pkg: PackageFact, invocation: Invocation 
  * on a GPU, whose base image ships a torch of its own choosing that pip keeps where a range admits it), and Cog's
  * rule for a torch pin's build (InstallContext.pytorchUpTo).
  */
-function installerOf(invocation: Invocation): {
+export function installerOf(invocation: Invocation): {
   readonly picksTorch: boolean;
   readonly upTo?: InstallContext['pytorchUpTo'];
 } {
@@ -838,6 +838,8 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   const pinned = exactPins(files, unitPackages, kb);
   let pythons: readonly string[] | undefined;
   let notInstalled: Set<PackageFact> | undefined;
+  /** Requirements whose label the installer takes off and picks the build itself (Cog): their label claims nothing. */
+  let relabelled: Set<PackageFact> | undefined;
   let alternatives: Alternatives[] | undefined;
   let torchRanges: TorchRange[] | undefined;
   // The requirements of each package an install reads, by invocation (pip combines a package's requirements).
@@ -913,6 +915,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       );
       const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? undefined : resolved;
       packages.push({ file, pkg, invocation, build });
+      if (pkg.localLabel && build?.index?.addedBy) (relabelled ??= new Set()).add(pkg);
       // What a range (or no version) installs: every release it admits has one CUDA major on PyPI, or else the
       // newest it admits, for each Python the image may run, does; `apt-get install cuda-toolkit`: the newest CUDA.
       // Not where an earlier command of the stage installed a torch that pip may keep (kept).
@@ -969,7 +972,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
         implied.push(
           (torchOf() !== 'decided' && shipsNoTorch(root, stage, kb) && withItsTorch(carried, kb)) || carried.claim,
         );
-      if (build?.cuda && !pkg.localLabel && !pkg.url) {
+      if (build?.cuda && (!pkg.localLabel || build.index?.addedBy) && !pkg.url) {
         implied.push(
           cudaClaim({
             kind: 'implied',
@@ -988,8 +991,12 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
     }
   }
   const claims = [
-    ...(notInstalled
-      ? staticClaims.filter((claim) => !claim.package || !notInstalled!.has(claim.package))
+    ...(notInstalled || relabelled
+      ? staticClaims.filter(
+          (claim) =>
+            !claim.package ||
+            (!notInstalled?.has(claim.package) && !(claim.kind === 'wheel-tag' && relabelled?.has(claim.package))),
+        )
       : staticClaims),
     ...implied,
   ];

@@ -1076,13 +1076,11 @@ export class KnowledgeBase {
   /** The record that says a Docker Hub name is a Docker Official Image (which ships no CUDA), if it is one. */
   officialImage(registry: string | undefined, repository: string): Sourced | undefined {
     const official = this.data.images.officialImages;
-    // The same images through their public copies: Google's cache of Docker Hub and Docker's own on ECR Public.
+    // The same images through Docker's own copy on ECR Public (Docker Hub's pull-through mirrors read as Docker Hub).
     const name =
       registry === undefined
         ? repository
-        : registry === 'mirror.gcr.io'
-          ? /^library\/([^/]+)$/.exec(repository)?.[1]
-          : registry === 'public.ecr.aws'
+        : registry === 'public.ecr.aws'
             ? /^docker\/library\/([^/]+)$/.exec(repository)?.[1]
             : undefined;
     return name !== undefined && official.names.includes(name) ? official : undefined;

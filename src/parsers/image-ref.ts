@@ -8,6 +8,20 @@ export interface ImageRefParts {
   readonly digest?: string;
 }
 
+/**
+ * Docker Hub by its own names, and its public pull-through copies that keep its paths: Google's `mirror.gcr.io`
+ * ("caches frequently-accessed public Docker Hub images", cloud.google.com/artifact-registry/docs/pull-cached-
+ * dockerhub-images) and DaoCloud's `docker.m.daocloud.io` (github.com/DaoCloud/public-image-mirror: "docker.io →
+ * docker.m.daocloud.io"). The same images, so the same knowledge.
+ */
+const DOCKER_HUB: ReadonlySet<string> = new Set([
+  'docker.io',
+  'index.docker.io',
+  'registry-1.docker.io',
+  'mirror.gcr.io',
+  'docker.m.daocloud.io',
+]);
+
 export function parseImageRef(reference: string): ImageRefParts {
   let rest = reference;
   let digest: string | undefined;
@@ -35,7 +49,7 @@ export function parseImageRef(reference: string): ImageRefParts {
     }
   }
   let repository = rest.toLowerCase();
-  if (!registry || registry === 'docker.io' || registry === 'index.docker.io' || registry === 'registry-1.docker.io') {
+  if (!registry || DOCKER_HUB.has(registry)) {
     if (repository.startsWith('library/')) repository = repository.slice('library/'.length);
     if (registry) registry = undefined;
   }
