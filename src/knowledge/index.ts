@@ -1081,8 +1081,8 @@ export class KnowledgeBase {
       registry === undefined
         ? repository
         : registry === 'public.ecr.aws'
-            ? /^docker\/library\/([^/]+)$/.exec(repository)?.[1]
-            : undefined;
+          ? /^docker\/library\/([^/]+)$/.exec(repository)?.[1]
+          : undefined;
     return name !== undefined && official.names.includes(name) ? official : undefined;
   }
 
