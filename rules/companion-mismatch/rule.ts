@@ -159,6 +159,9 @@ export default defineRule({
             ...(fix ? { fix } : {}),
           });
         } else if (EXACT_PINS.has(name)) {
+          // A build from source names its commit and date (`xformers-0.0.23+b4c853d.d20231107`, xformers' setup.py
+          // get_local_version_suffix): built against the torch at hand, not the release's exact pin.
+          if (SOURCE_BUILD_LABEL.test(pkg.localLabel ?? wheelLabel(pkg) ?? '')) continue;
           const pin = kb.companionPin(name, version, pkg.extras);
           if (
             !pin ||
@@ -339,6 +342,9 @@ function checkLockedRequirement(
     related: [{ file: torch.file, span: torch.pkg.span, message: `pytorch ${torchVersion} is locked here` }],
   });
 }
+
+/** The local version of a wheel built from a git checkout: `+<commit>.d<yyyymmdd>` (xformers', setuptools-scm's). */
+const SOURCE_BUILD_LABEL = /^(?:g?[0-9a-f]{7,40})(?:\.d\d{8})?$|^g?[0-9a-f]{7,40}\.d\d{8}$/i;
 
 /** Packages whose release wheels require one exact torch (companions.json). */
 const EXACT_PINS: ReadonlySet<string> = new Set([

@@ -1009,10 +1009,14 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   if (stage === undefined) {
     // A conda environment that names its Python runs its `pip:` list with it (and only with it): wheel-missing judges
     // a torch pin by it, as it does a Dockerfile stage's.
+    // A file that names the image it installs onto (a cog.yaml's Cog base image, whose tag says its Python) says its
+    // Pythons as a Dockerfile stage does.
     const environment =
       root.kind === 'conda' && root.packages.some((pkg) => pkg.name === 'python' && pkg.ecosystem === 'conda')
         ? condaEnvironmentPythons(surroundings())
-        : undefined;
+        : staticClaims.some((claim) => claim.kind === 'image' && claim.file === root && claim.image)
+          ? stagePythons(surroundings(), kb)
+          : undefined;
     return {
       label,
       root,

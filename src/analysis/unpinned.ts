@@ -140,6 +140,11 @@ function basePython(
       const python = kb.ngcImage(image.repository, image.tag)?.frameworks?.python;
       if (python) return { version: minorOf(python), label: `the ${image.reference} image's` };
     }
+    // Cog's base image for a cog.yaml's build.python_version (r8.im/cog-base:cuda12.4-python3.11).
+    if (image.registry === 'r8.im' && image.repository === 'cog-base') {
+      const version = /(?:^|-)python(3\.\d{1,2})(?:-|$)/.exec(image.tag)?.[1];
+      if (version) return { version, label: "Cog's build.python_version" };
+    }
     // A vendor image whose tag names its Python as its build does (Ray's `2.46.0-py39-cu121`, runpod's `py3.11`,
     // axolotl's `py3.11`): images.json's vendor rows and tag grammars.
     const pyTag = VENDOR_PYTHON_TAG.exec(image.tag);
