@@ -23,7 +23,7 @@ import { groupBy } from '../../src/util/collections.js';
 /** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
 const MESSAGES = {
   extraIndex:
-    "{{subject}} installs PyPI's {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})",
+    "{{subject}} installs PyPI's {{name}} {{newest}}{{withPip}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})",
   unknownExtraIndex:
     "{{subject}} may install PyPI's {{name}} {{newest}} rather than a build of {{url}}: that is an extra index, pip takes the newest version any index has, and which versions it has is not known here",
   noIndex:
@@ -60,7 +60,7 @@ export default defineRule({
   messages: MESSAGES,
   helps: {
     extraIndex:
-      "pip takes the best matching version from every index, and a build with a +{{tag}} label wins only over the same version. PyPI's {{name}} {{newest}} is {{pypiBuild}}. Pin the build (=={{pinned}}+{{tag}}), or use --index-url for this install. Sources: https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages; {{source}}",
+      "pip takes the best matching version from every index, and a build with a +{{tag}} label wins only over the same version. PyPI's {{name}} {{newest}} is {{pypiBuild}}.{{uvNote}} Pin the build (=={{pinned}}+{{tag}}), or use --index-url for this install. Sources: https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages; {{source}}",
     unknownExtraIndex:
       "PyPI's {{name}} {{newest}} is {{pypiBuild}} on Linux x86_64; {{url}} is named for CUDA {{cuda}}. Pin the version that index has, or make it this install's --index-url, so the build is certain. Sources: https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages; {{source}}",
     noIndex: 'PyPI never serves local versions such as +{{tag}}; they live on the PyTorch index. {{addIndex}}',
@@ -257,6 +257,8 @@ function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Reporter<Messa
       .filter(({ pkg }) => !torchPinned || pkg.name === 'torch')
       .sort((a, b) => order.get(a)! - order.get(b)!);
     const pythons = unit.pythonsRun?.()?.versions;
+    // A file on its own: no Dockerfile stage, no project tool's command installs it.
+    const standalone = unit.stage === undefined && formatOf(unit.root.kind).units === 'file';
     const ownerOf = (index: IndexFact): ParsedFile =>
       invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
     for (const index of unknown) reportUnknownExtra(index, ownerOf(index), pins, kb, report);
@@ -282,6 +284,12 @@ function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Reporter<Messa
             pypiBuild: wins.release.pypiDefault ? `the ${wins.release.pypiDefault} build` : 'its default build',
             pinned: wins.newestOnIndex ?? 'X.Y.Z',
             source: cite(wins.release),
+            // A file installed by no command the check reads (a script's `uv pip install -r`, LocalAI's): which
+            // installer runs it is not known, and uv's default strategy takes the extra index's build.
+            withPip: standalone ? ' when pip installs it' : '',
+            uvNote: standalone
+              ? " uv's default index strategy (first-index) would take the extra index's build instead (docs.astral.sh/uv/concepts/indexes/#searching-across-multiple-indexes)."
+              : '',
           },
           file,
           span: pkg.span,
