@@ -30,6 +30,9 @@ export default defineRule({
           data: { message: problem.message },
           file,
           span: problem.span,
+          ...(problem.whole
+            ? { help: 'Nothing else of this file could be read, so none of it was checked: fix it to have it checked.' }
+            : {}),
         });
       }
       // What the file says but only the build (or the install) knows: a notice, so nothing is skipped in silence.

@@ -356,6 +356,8 @@ export interface UnresolvedFact extends Spanned {
 
 export interface ParseProblem extends Spanned {
   readonly message: string;
+  /** Nothing else of the file could be read (a YAML error in a file of one document: a Compose file, a cog.yaml). */
+  readonly whole?: boolean;
 }
 
 export interface Suppression extends Spanned {

@@ -33,7 +33,7 @@ export function parseCog(path: string, text: string): ParsedFile {
   sink.suppressions.push(...findSuppressions(source));
   const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false, strict: false });
   if (doc.errors.length > 0) {
-    sink.problems.push(firstYamlProblem(doc.errors, text));
+    sink.problems.push({ ...firstYamlProblem(doc.errors, text), whole: true });
     return sink.finish(path, 'cog', source);
   }
   const build = valueOf(doc.contents, 'build');

@@ -116,7 +116,7 @@ export function parseCompose(path: string, text: string): ParsedFile {
   sink.suppressions.push(...findSuppressions(source));
   const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false, strict: false });
   if (doc.errors.length > 0) {
-    sink.problems.push(firstYamlProblem(doc.errors, text));
+    sink.problems.push({ ...firstYamlProblem(doc.errors, text), whole: true });
     return sink.finish(path, 'compose', source);
   }
   const reader = new ServiceReader(path, source, sink, doc);
