@@ -441,6 +441,9 @@ function plainArguments(text: string, { keyword, upper, span, line, from, to }: 
   };
 }
 
+/** A build argument's name, as a shell variable's. */
+const ARG_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 /**
  * An ARG's names as Docker reads them: `ARG <name>[=<default value>] [<name>[=<default value>]...]`
  * (docs.docker.com/reference/dockerfile/#arg), each word a name or a name with its default. dockerfile-ast reads
@@ -462,7 +465,7 @@ function argNames(
     const name = eq < 0 ? text : text.slice(0, eq);
     const own = byName.get(name);
     if (eq >= 0 && own) out.push(own);
-    else if (eq < 0 && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+    else if (eq < 0 && ARG_NAME.test(name)) {
       const span = spanOf(arg.getRange());
       out.push({ name, nameSpan: span, value: null, valueSpan: null });
     } else return read;
@@ -481,6 +484,8 @@ function argProperties(args: readonly InstructionArg[]): InstructionProperty[] |
     if (eq === 0 || eq === arg.value.length - 1) return undefined;
     if (eq < 0) {
       if (/["']/.test(arg.value)) return undefined;
+      // Among several words, only a name is read here as argNames reads it; anything else is left to dockerfile-ast.
+      if (args.length > 1 && !ARG_NAME.test(arg.value)) return undefined;
       properties.push({ name: arg.value, nameSpan: { start: arg.start, end: arg.end }, value: null, valueSpan: null });
       continue;
     }
