@@ -417,7 +417,16 @@ function plainArguments(text: string, { keyword, upper, span, line, from, to }: 
   let properties: InstructionProperty[] = [];
   if (upper === 'ARG' || upper === 'ENV') {
     if (flagCount > 0) return undefined;
-    const read = upper === 'ARG' ? argProperties(args) : upper === 'ENV' ? envProperties(text, args) : undefined;
+    // Several words of an ARG with a bare one among them (`ARG A B`, two names to Docker) are dockerfile-ast's to read,
+    // and argNames makes its reading Docker's.
+    const read =
+      upper === 'ARG'
+        ? args.length === 1 || args.every((arg) => arg.value.includes('='))
+          ? argProperties(args)
+          : undefined
+        : upper === 'ENV'
+          ? envProperties(text, args)
+          : undefined;
     if (!read) return undefined;
     properties = read;
   }
@@ -444,6 +453,9 @@ function plainArguments(text: string, { keyword, upper, span, line, from, to }: 
 /** A build argument's name, as a shell variable's. */
 const ARG_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** An ARG's word that is a name, or a name with its default. */
+const ARG_WORD = /^[A-Za-z_][A-Za-z0-9_]*(?:=|$)/;
+
 /**
  * An ARG's names as Docker reads them: `ARG <name>[=<default value>] [<name>[=<default value>]...]`
  * (docs.docker.com/reference/dockerfile/#arg), each word a name or a name with its default. dockerfile-ast reads
@@ -456,7 +468,7 @@ function argNames(
   spanOf: (range: ReturnType<Instruction['getRange']>) => Span,
 ): readonly InstructionProperty[] {
   const args = instruction.getArguments();
-  if (args.length === read.length) return read;
+  if (args.length === read.length || !args.every((arg) => ARG_WORD.test(arg.getValue()))) return read;
   const byName = new Map(read.map((property) => [property.name, property]));
   const out: InstructionProperty[] = [];
   for (const arg of args) {
@@ -484,8 +496,6 @@ function argProperties(args: readonly InstructionArg[]): InstructionProperty[] |
     if (eq === 0 || eq === arg.value.length - 1) return undefined;
     if (eq < 0) {
       if (/["']/.test(arg.value)) return undefined;
-      // Among several words, only a name is read here as argNames reads it; anything else is left to dockerfile-ast.
-      if (args.length > 1 && !ARG_NAME.test(arg.value)) return undefined;
       properties.push({ name: arg.value, nameSpan: { start: arg.start, end: arg.end }, value: null, valueSpan: null });
       continue;
     }
