@@ -94,7 +94,15 @@ export function checkPools(
         bySpan.set(draft.span.start, [...(bySpan.get(draft.span.start) ?? []), draft]);
     for (const drafts of bySpan.values())
       if (drafts.length === pools.length)
-        report({ ...drafts[0]!, data: { ...drafts[0]!.data, fleet: `any pool (${fleetText})` } });
+        report({
+          ...drafts[0]!,
+          // Every pool's driver, as the message's noun: "accepts no driver the fleet runs (a100 550.127.05, …)",
+          // "accepts the fleet's drivers (…) only on tesla GPUs".
+          data: {
+            ...drafts[0]!.data,
+            fleet: drafts[0]!.messageId === 'requireCudaBrand' ? `drivers (${fleetText})` : fleetText,
+          },
+        });
   }
   // A container's pods run only on the pools its node selection allows; said once when it allows none.
   const selections = new Map<Unit, Selection>();

@@ -76,7 +76,7 @@ export function checkRequireCuda(
         messageId: 'requireCudaBrand',
         data: {
           value,
-          fleet,
+          fleet: `driver ${fleet}`,
           brands: [...new Set(branded.flatMap((verdict) => verdict.brands))].join(', '),
           source: REQUIRE,
         },
