@@ -344,7 +344,7 @@ function checkLockedRequirement(
 }
 
 /** The local version of a wheel built from a git checkout: `+<commit>.d<yyyymmdd>` (xformers', setuptools-scm's). */
-const SOURCE_BUILD_LABEL = /^(?:g?[0-9a-f]{7,40})(?:\.d\d{8})?$|^g?[0-9a-f]{7,40}\.d\d{8}$/i;
+const SOURCE_BUILD_LABEL = /^g?[0-9a-f]{7,40}(?:\.d\d{8})?$/i;
 
 /** Packages whose release wheels require one exact torch (companions.json). */
 const EXACT_PINS: ReadonlySet<string> = new Set([

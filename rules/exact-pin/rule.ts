@@ -46,8 +46,9 @@ export default defineRule({
         const manifest = (formatOf(file.kind).companions ?? []).length > 0;
         if (manifest && (locked(file) || file.library)) continue;
         if (!isCudaRelevant(pkg, extra) || isPinned(pkg)) continue;
-        // Pinning PyPI's apex pins an unrelated package: index-url says what to install instead.
-        if (pkg.name === 'apex' && apexFromPypi(entry, unit.files)) continue;
+        // Pinning PyPI's apex pins an unrelated package: index-url says what to install instead, wherever the file
+        // itself names no other source (its own warning stands whatever installs the file).
+        if (pkg.name === 'apex' && apexFromPypi(entry, [file], true)) continue;
         const implied = impliedVersion(unit, pkg, kb);
         const fix = implied ? pinFix(file, pkg, implied.version, implied.why) : undefined;
         const prefix =

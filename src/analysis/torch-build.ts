@@ -87,7 +87,7 @@ export function resolveTorchBuild(
     const fromUrl = cudaFromUrl(pkg.url);
     return result({ cuda: fromUrl?.precision === 'minor' ? fromUrl.cuda : undefined, cpu: false, source: 'url' });
   }
-  // Cog takes the label off and picks the build itself (its config_test.go: "local tag yields to build cuda").
+  // An installer that picks the build takes the label off (Cog's config_test.go: "local tag yields to build cuda").
   if (pkg.localLabel && !upTo) {
     if (pkg.localLabel === 'cpu') return result({ cpu: true, source: 'local-label' });
     const found = cudaFromLabel(pkg.localLabel);
@@ -113,7 +113,7 @@ export function resolveTorchBuild(
         urlSpan: upTo.span,
         span: upTo.span,
         context: pkg.context,
-        addedBy: 'Cog',
+        addedBy: upTo.by,
       };
       return result({ cuda: pick.cuda, cpu: false, source: 'extra-index-url', index });
     }

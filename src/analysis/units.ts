@@ -12,7 +12,7 @@ import {
 } from '../parsers/facts.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import type { CompanionPin } from '../knowledge/schema.js';
-import { cudaFromTag, cudaMajor, cudaMajorMinor, publicVersion } from '../knowledge/versions.js';
+import { cudaFromTag, cudaMajor, cudaMajorMinor, publicVersion, tagFromCuda } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
 import {
   CLAIM_PRECEDENCE,
@@ -379,7 +379,8 @@ function fileUnit(
 }
 
 /**
- * Cog's CUDA where a GPU cog.yaml names none: the newest CUDA the torch requirement's version has a build for (Cog
+ * Cog's CUDA where a GPU cog.yaml names none: its default, 11.8, where no torch or TensorFlow is installed, else the
+ * newest CUDA the torch requirement's version has a build for (Cog
  * reads the first version of the line named torch, whatever its operator: `torch>=2.4.0` is 2.4.0, `torch==2.2` any
  * 2.2.x; config.go validateAndCompleteCUDA, requirements.go), which its base image (r8.im/cog-base:cuda<X.Y>-…) is.
  * A range is then installed from PyPI as written, so pip's newest torch may be of another CUDA than the image.
@@ -387,9 +388,20 @@ function fileUnit(
 function cogImageClaim(file: ParsedFile, files: readonly ParsedFile[], kb: KnowledgeBase): CudaClaim | undefined {
   const context = file.contexts.find((candidate) => candidate.pytorchUpTo && !candidate.pytorchUpTo.cuda);
   if (!context) return undefined;
-  const torch = files
-    .flatMap((member) => member.packages)
-    .find((pkg) => pkg.ecosystem === 'pip' && pkg.name === 'torch' && pkg.clauses.length > 0);
+  const packages = files.flatMap((member) => member.packages);
+  const torch = packages.find((pkg) => pkg.ecosystem === 'pip' && pkg.name === 'torch');
+  // With neither torch nor TensorFlow, Cog's CUDA is its default, 11.8 (compatibility.go defaultCUDA, at 6110c91);
+  // TensorFlow's own table is not read here, and a torch with no version makes Cog refuse the build.
+  if (!torch && !packages.some((pkg) => pkg.ecosystem === 'pip' && /^tensorflow(?:-gpu)?$/.test(pkg.name)))
+    return cudaClaim({
+      kind: 'image',
+      file,
+      stage: 0,
+      cuda: '11.8',
+      precision: 'minor',
+      span: context.pytorchUpTo!.span,
+      subject: "Cog's default base image (r8.im/cog-base:cuda11.8-…)",
+    });
   const written = torch?.clauses[0]?.version;
   if (!torch || !written) return undefined;
   const releases = /^\d+\.\d+$/.test(written)
@@ -1220,13 +1232,13 @@ export function imageTorch(
   // The image first: most stages are on no pytorch/pytorch image, and the rest is asked only of those that are.
   const tree = StageTree.of(root);
   const image = baseImages(root).get(tree.root(stage));
-  if (!image?.tag || image.unresolved || image.repository !== 'pytorch/pytorch') return undefined;
-  if (image.registry !== undefined && image.registry !== 'docker.io') return undefined;
+  if (!image?.tag || image.unresolved || image.registry !== undefined || image.repository !== 'pytorch/pytorch')
+    return undefined;
   const tag = kb.pytorchImageTag(image.tag);
   if (!tag) return undefined;
   if (unit.packages.some(namesTorch) || unit.inherited?.findLast(namesTorch)) return undefined;
   if (unit.invocations.some(readsUnread) || unreadInChain(root)[stage]) return undefined;
-  const label = `cu${tag.cuda.replace('.', '')}`;
+  const label = tagFromCuda(tag.cuda);
   const pkg = packageFact({
     ecosystem: 'pip',
     name: 'torch',
@@ -1461,8 +1473,8 @@ function torchRangeClaim(
   specifier = pkg.specifier,
 ): CudaClaim | undefined {
   const install = torchInstall(file, pkg, invocation, specifier);
-  // uv's `--torch-backend=auto` picks the index by the driver of the machine that runs the install, for every
-  // requirement the command reads: no build is certain (index-url says so).
+  // An installer that picks torch itself (uv's `--torch-backend=auto`, by the driver of the machine that runs the
+  // install; Cog's base image, with a torch of its own choosing): no build of a range is certain.
   if (install?.autoBackend) return undefined;
   const ranged = rangedTorchClaim(file, pkg, invocation, kb, specifier);
   if (locked || ranged?.precision === 'minor') return ranged;

@@ -140,13 +140,8 @@ function basePython(
       const python = kb.ngcImage(image.repository, image.tag)?.frameworks?.python;
       if (python) return { version: minorOf(python), label: `the ${image.reference} image's` };
     }
-    // Cog's base image for a cog.yaml's build.python_version (r8.im/cog-base:cuda12.4-python3.11).
-    if (image.registry === 'r8.im' && image.repository === 'cog-base') {
-      const version = /(?:^|-)python(3\.\d{1,2})(?:-|$)/.exec(image.tag)?.[1];
-      if (version) return { version, label: "Cog's build.python_version" };
-    }
     // A vendor image whose tag names its Python as its build does (Ray's `2.46.0-py39-cu121`, runpod's `py3.11`,
-    // axolotl's `py3.11`): images.json's vendor rows and tag grammars.
+    // axolotl's `py3.11`, Cog's base image's `python3.11`): images.json's vendor rows and tag grammars.
     const pyTag = VENDOR_PYTHON_TAG.exec(image.tag);
     if (pyTag) {
       const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
@@ -222,8 +217,8 @@ export interface StagePythons {
   readonly described: string;
 }
 
-/** A Python named in a tag's part (`-py39-`, `-py310`, `py3.11-`). */
-const VENDOR_PYTHON_TAG = /(?:^|[-_])py3\.?(\d{1,2})(?=[-_.]|$)/;
+/** A Python named in a tag's part (`-py39-`, `-py310`, `py3.11-`, `-python3.11`: Cog's base, MosaicML's). */
+const VENDOR_PYTHON_TAG = /(?:^|[-_])py(?:thon)?3\.?(\d{1,2})(?=[-_.]|$)/;
 
 /** An ubuntu image's tag: its release (`22.04`, `22.04-slim`?) or codename (`jammy`, `jammy-20240530`). */
 const UBUNTU_TAG = /^(?:(\d{2}\.\d{2})|([a-z]+))(?:-|$)/;

@@ -1076,14 +1076,7 @@ export class KnowledgeBase {
   /** The record that says a Docker Hub name is a Docker Official Image (which ships no CUDA), if it is one. */
   officialImage(registry: string | undefined, repository: string): Sourced | undefined {
     const official = this.data.images.officialImages;
-    // The same images through Docker's own copy on ECR Public (Docker Hub's pull-through mirrors read as Docker Hub).
-    const name =
-      registry === undefined
-        ? repository
-        : registry === 'public.ecr.aws'
-          ? /^docker\/library\/([^/]+)$/.exec(repository)?.[1]
-          : undefined;
-    return name !== undefined && official.names.includes(name) ? official : undefined;
+    return !registry && official.names.includes(repository) ? official : undefined;
   }
 
   /**

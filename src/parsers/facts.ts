@@ -83,9 +83,10 @@ export interface InstallContext extends Spanned {
   /**
    * An installer that takes a `torch==X` requirement (torchvision's, torchaudio's) from the PyTorch index of X's
    * newest build whose CUDA is at most `cuda` (every build where `cuda` is not given), and from plain PyPI where there
-   * is none: Cog on a GPU (compatibility.go torchGPUPackage), which adds that index itself. At `span`, the `cuda`.
+   * is none: Cog on a GPU (compatibility.go torchGPUPackage), which adds that index itself. At `span`, the `cuda`;
+   * `by`, the installer, for messages.
    */
-  readonly pytorchUpTo?: { readonly cuda?: string; readonly span: Span };
+  readonly pytorchUpTo?: { readonly cuda?: string; readonly span: Span; readonly by: string };
   /**
    * A pip or uv install that replaces what is installed already (`-U`, `--upgrade`, `--force-reinstall`, `-I`; uv's
    * `--reinstall`, `--upgrade-package`): without one, a requirement that the installed version satisfies is kept as

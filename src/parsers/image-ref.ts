@@ -49,6 +49,11 @@ export function parseImageRef(reference: string): ImageRefParts {
     }
   }
   let repository = rest.toLowerCase();
+  // Docker's own copy of its Official Images on Amazon ECR Public (gallery.ecr.aws/docker): the same images.
+  if (registry === 'public.ecr.aws' && repository.startsWith('docker/library/')) {
+    registry = undefined;
+    repository = repository.slice('docker/'.length);
+  }
   if (!registry || DOCKER_HUB.has(registry)) {
     if (repository.startsWith('library/')) repository = repository.slice('library/'.length);
     if (registry) registry = undefined;

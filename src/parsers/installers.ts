@@ -1,9 +1,16 @@
-import { inContext, packageFact, type FactSink, type IndexKind, type ContextDraft } from './facts.js';
+import {
+  inContext,
+  packageFact,
+  type FactSink,
+  type IndexKind,
+  type ContextDraft,
+  type UnresolvedFact,
+} from './facts.js';
 import { parseMatchSpec } from './conda/match-spec.js';
 import { optionSpec, splitOption } from './pip-options.js';
 import { isLocalProject, normalizePythonName, parsePythonRequirement, vcsBuild } from './python-requirement.js';
 import { addRequirementsContext } from './requirements/parse.js';
-import type { Command, Resolver, Word } from './shell.js';
+import { shellRun, type Command, type Resolver, type Word } from './shell.js';
 import type { Span } from './source.js';
 import { MappedBuilder, type Mapped } from './mapped.js';
 
@@ -824,6 +831,42 @@ export function isPrefix(command: Command, i: number): boolean {
 }
 
 const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*=/;
+
+const SCRIPT_HELP =
+  'cuda-gatekeeper reads the commands a build states, not the scripts they run. Install what CUDA depends on (torch and its companions, CUDA libraries) in the command itself, or from a requirements file it names (`pip install -r requirements.txt`), to have it checked.';
+
+const MIM_HELP =
+  "`mim install mmcv` looks up the torch and CUDA of the environment and installs the matching prebuilt wheel from download.openmmlab.com, or builds it from source (mmcv's installation guide). Install it with pip and the find-links page of the build you want (`pip install mmcv==2.1.0 -f https://download.openmmlab.com/mmcv/dist/cu121/torch2.1/index.html`) to have it checked.";
+
+/**
+ * A command no reader here records that installs what is not read (mayInstall declined it): a script it runs (a shell
+ * script, a Python script named for installing: shellRun), or OpenMMLab's `mim install`, which picks mmcv's build for
+ * the torch and CUDA it finds when it runs. Said not checked where it is written (parse-error), never passed over.
+ */
+export function unreadInstall(command: Command, runBy = 'the RUN'): UnresolvedFact | undefined {
+  const script = shellRun(command)?.script;
+  if (script)
+    return {
+      span: script.span,
+      text: script.text,
+      reason: `${runBy} runs this script, which is not read, so what it installs is not checked`,
+      help: SCRIPT_HELP,
+    };
+  const at = command.findIndex((word) => word.text === 'mim' || word.text.endsWith('/mim'));
+  if (at < 0 || command[at + 1]?.text !== 'install') return undefined;
+  // The packages before the first option (whose values, `-f URL`, are no packages).
+  const rest = command.slice(at + 2);
+  const option = rest.findIndex((word) => word.text.startsWith('-'));
+  const packages = option < 0 ? rest : rest.slice(0, option);
+  if (packages.length === 0) return undefined;
+  return {
+    span: { start: packages[0]!.span.start, end: packages.at(-1)!.span.end },
+    text: packages.map((word) => word.text).join(' '),
+    reason:
+      "OpenMMLab's mim picks the build of what it installs (mmcv's for the torch and CUDA it finds) when the install runs, so which build is not checked",
+    help: MIM_HELP,
+  };
+}
 
 /**
  * Whether a command may be one that recordInstallCommand, lockExport or a PipEnv's `configure` reads: a word is pip

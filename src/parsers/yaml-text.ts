@@ -1,7 +1,27 @@
-import { isScalar, type Node, type YAMLError } from 'yaml';
-import type { ParseProblem } from './facts.js';
-import type { SourceText } from './source.js';
+import { isScalar, parseDocument, type Document, type Node, type YAMLError } from 'yaml';
+import { FactSink, type ParseProblem } from './facts.js';
+import { SourceText } from './source.js';
 import { Mapped, MappedBuilder } from './mapped.js';
+import { findSuppressions } from './suppressions.js';
+
+/**
+ * A YAML file of one document (a Compose file, a cog.yaml) as its reader starts it: its source, a sink holding its
+ * suppressions, and the document, read leniently (duplicate keys kept, as the tools themselves read them). Where the
+ * YAML does not parse, no document, and the sink holds the first problem, said to be the whole file's: nothing else
+ * of it can be read.
+ */
+export function readYamlDocument(
+  path: string,
+  text: string,
+): { readonly source: SourceText; readonly sink: FactSink; readonly doc?: Document } {
+  const source = new SourceText(path, text);
+  const sink = new FactSink();
+  sink.suppressions.push(...findSuppressions(source));
+  const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false, strict: false });
+  if (doc.errors.length === 0) return { source, sink, doc };
+  sink.problems.push({ ...firstYamlProblem(doc.errors, text), whole: true });
+  return { source, sink };
+}
 
 /**
  * The value of a YAML scalar as a Mapped string: plain and simply-quoted scalars map character for

@@ -13,29 +13,22 @@
  *   project, which is cog.yaml's folder) are what pip installs; `build.run` commands run after them.
  * - With `build.gpu` false the image is `python:<version>-slim`, with no CUDA of its own.
  */
-import { isMap, isScalar, isSeq, parseDocument, type Node, type YAMLMap } from 'yaml';
-import { FactSink, type ContextDraft, type ParsedFile } from '../facts.js';
+import { isMap, isScalar, isSeq, type Node, type YAMLMap } from 'yaml';
+import type { ContextDraft, FactSink, ParsedFile } from '../facts.js';
 import { parseImageRef } from '../image-ref.js';
-import { recordInstallCommand } from '../installers.js';
+import { mayInstall, recordInstallCommand, unreadInstall } from '../installers.js';
 import type { Mapped } from '../mapped.js';
 import { addRequirementsContext, parseRequirementLine } from '../requirements/parse.js';
 import { readCommands, withCommandStrings, type Resolver } from '../shell.js';
-import { SourceText, type Span } from '../source.js';
-import { findSuppressions } from '../suppressions.js';
-import { firstYamlProblem, scalarText } from '../yaml-text.js';
+import type { Span } from '../source.js';
+import { readYamlDocument, scalarText } from '../yaml-text.js';
 
 /** Cog's own environment variables are set outside cog.yaml: a `$NAME` in a run command is not known here. */
 const unknownVariable: Resolver = (name) => ({ unresolved: `$${name} is set outside cog.yaml, when the build runs` });
 
 export function parseCog(path: string, text: string): ParsedFile {
-  const source = new SourceText(path, text);
-  const sink = new FactSink();
-  sink.suppressions.push(...findSuppressions(source));
-  const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false, strict: false });
-  if (doc.errors.length > 0) {
-    sink.problems.push({ ...firstYamlProblem(doc.errors, text), whole: true });
-    return sink.finish(path, 'cog', source);
-  }
+  const { source, sink, doc } = readYamlDocument(path, text);
+  if (!doc) return sink.finish(path, 'cog', source);
   const build = valueOf(doc.contents, 'build');
   if (!isMap(build)) return sink.finish(path, 'cog', source);
   const gpu = valueOf(build, 'gpu');
@@ -43,15 +36,23 @@ export function parseCog(path: string, text: string): ParsedFile {
   const cuda = scalarText(valueOf(build, 'cuda'), source);
   const python = scalarText(valueOf(build, 'python_version'), source)?.text;
   const span: Span = cuda ? cuda.site(0, cuda.text.length) : rangeOf(gpu ?? build);
+  // Cog refuses a CUDA without its minor or older than 11 (config.go validateCudaVersion): said, and nothing of it
+  // taken for the build's CUDA.
+  const valid = cuda !== undefined && /^\d+\.\d+(?:\.\d+)?$/.test(cuda.text) && Number.parseInt(cuda.text, 10) >= 11;
+  if (cuda && !valid)
+    sink.problems.push({
+      span,
+      message: `build.cuda "${cuda.text}" is no CUDA version Cog accepts (major.minor, 11.0 or newer), so cog build refuses it`,
+    });
   const context = addRequirementsContext(sink, 'pip', span, {
     stage: 0,
     // Cog takes a torch pin's build from the PyTorch index of the newest build within the image's CUDA.
-    ...(onGpu ? { pytorchUpTo: { ...(cuda ? { cuda: cuda.text } : {}), span } } : {}),
+    ...(onGpu && (valid || !cuda) ? { pytorchUpTo: { ...(cuda ? { cuda: cuda.text } : {}), span, by: 'Cog' } } : {}),
   });
   sink.stages.push({ index: 0, span: { start: 0, end: text.length } });
   // The base image, where the file says its CUDA (without `cuda`, Cog takes the newest of the torch pinned, which is
   // the build it installs: nothing to compare).
-  if (onGpu && cuda && /^\d+\.\d+(?:\.\d+)?$/.test(cuda.text)) {
+  if (onGpu && cuda && valid) {
     const minor = cuda.text.split('.').slice(0, 2).join('.');
     const pythonPart = python && /^3\.\d+/.test(python) ? `-python${/^3\.\d+/.exec(python)![0]}` : '';
     const reference = `r8.im/cog-base:cuda${minor}${pythonPart}`;
@@ -107,10 +108,16 @@ function packageLine(sink: FactSink, line: Mapped, context: ContextDraft): void 
   parseRequirementLine(sink, line.slice(0, end), context);
 }
 
-/** A `build.run` command: its installs, as a Dockerfile RUN's are read. */
+/** A `build.run` command: its installs, as a Dockerfile RUN's are read, and what it runs that is not read, said. */
 function readRun(sink: FactSink, script: Mapped, context: ContextDraft): void {
   const read = withCommandStrings(readCommands(script, unknownVariable), unknownVariable);
-  for (const words of read.commands) recordInstallCommand(sink, words, context.stage ?? 0, unknownVariable);
+  for (const words of read.commands) {
+    if (mayInstall(words)) recordInstallCommand(sink, words, context.stage ?? 0, unknownVariable);
+    else {
+      const unread = unreadInstall(words, 'the build.run command');
+      if (unread) sink.unresolved.push(unread);
+    }
+  }
 }
 
 function valueOf(node: Node | null | undefined, key: string): Node | undefined {

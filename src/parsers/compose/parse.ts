@@ -20,12 +20,11 @@
  * A service that gets GPUs but whose image cannot be known (a variable without a default, a remote build context, an
  * inline Dockerfile, `extends` from another file) is said not checked, never passed.
  */
-import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Node, type YAMLMap } from 'yaml';
-import { FactSink, type ContainerFact, type ParsedFile } from '../facts.js';
+import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type YAMLMap } from 'yaml';
+import type { ContainerFact, FactSink, ParsedFile } from '../facts.js';
 import { parseImageRef } from '../image-ref.js';
-import { SourceText, type Span } from '../source.js';
-import { findSuppressions } from '../suppressions.js';
-import { firstYamlProblem, scalarText } from '../yaml-text.js';
+import type { SourceText, Span } from '../source.js';
+import { readYamlDocument, scalarText } from '../yaml-text.js';
 import { MappedBuilder, type Mapped } from '../mapped.js';
 import { IMAGE_REFERENCE } from '../kubernetes/parse.js';
 
@@ -111,14 +110,8 @@ function closingBrace(text: string, from: number): number {
 }
 
 export function parseCompose(path: string, text: string): ParsedFile {
-  const source = new SourceText(path, text);
-  const sink = new FactSink();
-  sink.suppressions.push(...findSuppressions(source));
-  const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false, strict: false });
-  if (doc.errors.length > 0) {
-    sink.problems.push({ ...firstYamlProblem(doc.errors, text), whole: true });
-    return sink.finish(path, 'compose', source);
-  }
+  const { source, sink, doc } = readYamlDocument(path, text);
+  if (!doc) return sink.finish(path, 'compose', source);
   const reader = new ServiceReader(path, source, sink, doc);
   const services = reader.get(doc.contents, 'services');
   if (isMap(services)) reader.services(services);

@@ -10,14 +10,20 @@ import {
 import { posix } from 'node:path';
 import { SourceText, type Span } from '../source.js';
 import { parseImageRef } from '../image-ref.js';
-import { installExport, lockExport, mayInstall, recordInstallCommand, type LockExport } from '../installers.js';
+import {
+  installExport,
+  lockExport,
+  mayInstall,
+  recordInstallCommand,
+  unreadInstall,
+  type LockExport,
+} from '../installers.js';
 import { PipEnv } from './pip-env.js';
 import { cloneOf, Clones } from './clones.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
 import {
   expandValue,
   readCommands,
-  shellRun,
   splitCommands,
   withCommandStrings,
   type Resolver,
@@ -734,25 +740,6 @@ const FOREIGN_FRONTEND =
   /^(?:[ \t]*#[ \t]*\w+[ \t]*=[^\n]*\n)*?[ \t]*#[ \t]*syntax[ \t]*=[ \t]*(?!(?:docker\.io\/)?docker\/dockerfile(?:-upstream)?(?:[:@\s]|$))(\S+)[ \t]*\r?(?:\n|$)/i;
 
 /** What to do about a script a RUN runs (parse-error's notice). */
-const SCRIPT_HELP =
-  'cuda-gatekeeper reads the commands a RUN states, not the scripts it runs. Install what CUDA depends on (torch and its companions, CUDA libraries) in the RUN itself, or from a requirements file the RUN names (`pip install -r requirements.txt`), to have it checked.';
-
-const MIM_HELP =
-  "`mim install mmcv` looks up the torch and CUDA of the environment and installs the matching prebuilt wheel from download.openmmlab.com, or builds it from source (mmcv's installation guide). Install it with pip and the find-links page of the build you want (`pip install mmcv==2.1.0 -f https://download.openmmlab.com/mmcv/dist/cu121/torch2.1/index.html`) to have it checked.";
-
-/** `mim install …` (OpenMMLab's installer, openmim): its packages, as one span from the first to the last. */
-function mimInstall(words: readonly Word[]): { readonly span: Span; readonly text: string } | undefined {
-  const at = words.findIndex((word) => word.text === 'mim' || word.text.endsWith('/mim'));
-  if (at < 0 || words[at + 1]?.text !== 'install') return undefined;
-  // The packages before the first option (whose values, `-f URL`, are no packages).
-  const rest = words.slice(at + 2);
-  const option = rest.findIndex((word) => word.text.startsWith('-'));
-  const packages = option < 0 ? rest : rest.slice(0, option);
-  if (packages.length === 0) return undefined;
-  const span = { start: packages[0]!.span.start, end: packages.at(-1)!.span.end };
-  return { span, text: packages.map((word) => word.text).join(' ') };
-}
-
 /** Words that tie a file to a GPU build. */
 const CUDA_WORDS = /cuda|nvidia|torch/i;
 
@@ -858,23 +845,8 @@ function recordRun(
       if (clone) clones.add(stage, clone);
       if (clone) continue;
       if (!mayInstall(words)) {
-        const script = shellRun(words)?.script;
-        if (script)
-          sink.unresolved.push({
-            span: script.span,
-            text: script.text,
-            reason: 'the RUN runs this script, which is not read, so what it installs is not checked',
-            help: SCRIPT_HELP,
-          });
-        const mim = mimInstall(words);
-        if (mim)
-          sink.unresolved.push({
-            span: mim.span,
-            text: mim.text,
-            reason:
-              "OpenMMLab's mim picks the build of what it installs (mmcv's for the torch and CUDA it finds) when the install runs, so which build is not checked",
-            help: MIM_HELP,
-          });
+        const unread = unreadInstall(words);
+        if (unread) sink.unresolved.push(unread);
         continue;
       }
       const before = sink.contexts.length;
