@@ -1,4 +1,4 @@
-import { GPU_BY_KIND_NAME, GPU_REQUEST_KEY, WORKLOAD_SHAPE } from './kubernetes/kinds.js';
+import { GPU_BY_KIND_NAME, GPU_REQUEST_KEY, TOP_LEVEL_INCLUDE, WORKLOAD_SHAPE } from './kubernetes/kinds.js';
 import { looksLikePipelineSpec } from './kubernetes/parse.js';
 import type { FileKind, ParsedFile } from './facts.js';
 import { FactSink } from './facts.js';
@@ -71,9 +71,10 @@ const YAML_OR_TEMPLATE = /(?:\.ya?ml(?:[.-](?:template|tmpl|tpl|tftpl|j2|jinja2?
  * `kind:` (in any of its documents) and a container list, a container, an image or a GPU request somewhere, whatever
  * the kind. A Helm, Go or Jinja template is one too: its documents that parse are read, the others said not checked.
  */
-export function looksLikeManifest(text: string): boolean {
+export function looksLikeManifest(text: string, path = ''): boolean {
   // A compiled Kubeflow pipeline has no apiVersion: its executors' containers are read as a manifest's.
   if (looksLikePipelineSpec(text)) return true;
+  if (looksLikeChartTemplate(path, text)) return true;
   if (!/^apiVersion:[ \t]*\S/m.test(text) || !(WORKLOAD_SHAPE.test(text) || GPU_BY_KIND_NAME.test(text))) return false;
   // A manifest whose `kind:` is mis-indented (YAML cannot read it, nor can kubectl) still says what it is by a GPU
   // request: read, it fails closed on its YAML errors rather than being passed over.
@@ -81,12 +82,25 @@ export function looksLikeManifest(text: string): boolean {
 }
 
 /**
+ * A Helm chart's template that writes its objects from named templates alone (`{{ include "nim.common.v1.deployment"
+ * . }}` as a line of its own, no `apiVersion:` of its own): what it renders is only known from the chart, so it is read
+ * as a manifest, to be said not checked rather than passed over. Helm renders the files of a chart's `templates/`
+ * folder, those whose names begin with `_` (partials) into no manifest (helm.sh/docs/chart_template_guide/
+ * named_templates).
+ */
+function looksLikeChartTemplate(path: string, text: string): boolean {
+  return CHART_TEMPLATE_PATH.test(path) && TOP_LEVEL_INCLUDE.test(text);
+}
+
+const CHART_TEMPLATE_PATH = /(?:^|\/)templates\/(?:[^/]+\/)*[^/_][^/]*\.ya?ml$/;
+
+/**
  * What a YAML file that no name claims is, from its content: a conda environment where the path hints at one, else a
  * manifest, else a Compose file.
  */
 export function kindByContent(path: string, text: string): FileKind | undefined {
   if (condaByContent(path) && looksLikeConda(text)) return 'conda';
-  if (looksLikeManifest(text)) return 'kubernetes';
+  if (looksLikeManifest(text, path)) return 'kubernetes';
   return looksLikeCompose(text) ? 'compose' : undefined;
 }
 

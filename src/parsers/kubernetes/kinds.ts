@@ -159,3 +159,6 @@ export const WORKLOAD_SHAPE = new RegExp(
     String.raw`|[{,][ \t]*["']?${GPU_RESOURCE}["']?[ \t]*:`,
   'm',
 );
+
+/** A Helm named template's output written at a line's start: an object of its own, or the rest of one. */
+export const TOP_LEVEL_INCLUDE = /^\{\{-?\s*(?:include|template)\s+"[^"]+"/m;

@@ -32,7 +32,7 @@ import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
 import { firstYamlProblem, scalarText, yamlProblem } from '../yaml-text.js';
 import { MappedBuilder, type Mapped } from '../mapped.js';
-import { GPU_BY_KIND_NAME, GPU_REQUEST_KEY, GPU_RESOURCE } from './kinds.js';
+import { GPU_BY_KIND_NAME, GPU_REQUEST_KEY, GPU_RESOURCE, TOP_LEVEL_INCLUDE } from './kinds.js';
 
 /**
  * A reference as Docker's grammar writes one (distribution/reference): an optional registry host, lower-case path
@@ -233,7 +233,9 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
   for (const [i, doc] of list.entries()) {
     const [start, , end] = doc.range ?? [0, 0, text.length];
     const body = text.slice(start, end);
-    if (doc.errors.length > 0) {
+    // A line of a named template's output (`{{ include "nim.common.v1.deployment" . }}`) may read as a YAML flow
+    // mapping, but what it writes is only known once rendered.
+    if (doc.errors.length > 0 || TOP_LEVEL_INCLUDE.test(body)) {
       // A template's document (Helm, Go) is not YAML until rendered: said not checked at its line, failing closed
       // where it asks for GPUs. Any other document YAML cannot read is a positioned problem (parse-error); none of
       // its containers is guessed at. What a failed document covers runs to the next one: its range may stop where
@@ -630,7 +632,10 @@ function templateNotChecked(sink: FactSink, body: string, start: number, text: s
   // license in `{{/* … */}}`, `{{- if .Values.enabled }}`, `{{- $name := … }}`).
   if (holdsNoPod(body) || writesNothing(body)) return;
   const gpu = asksForGpus(body);
-  const blocks = !gpu && TEMPLATE_BLOCK.test(body) && /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
+  const blocks =
+    !gpu &&
+    TEMPLATE_BLOCK.test(body) &&
+    (/^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body) || TOP_LEVEL_INCLUDE.test(body));
   notChecked(
     sink,
     body,
