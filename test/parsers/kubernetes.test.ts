@@ -105,6 +105,12 @@ describe('which YAML files are manifests', () => {
         `,
       ),
     ).toBe(true);
+    // A chart's template that writes its objects from named templates alone: by Helm's layout, not by a kind.
+    const include = '{{ include "nim.common.v1.deployment" . }}\n';
+    expect(looksLikeManifest(include, 'chart/templates/base.yaml')).toBe(true);
+    expect(looksLikeManifest(include, 'chart/templates/_helpers.yaml')).toBe(false);
+    expect(looksLikeManifest(include, 'docs/snippets/base.yaml')).toBe(false);
+    expect(looksLikeManifest('{{ .Values.note }}\n', 'chart/templates/note.yaml')).toBe(false);
     expect(
       looksLikeManifest(codeBlock`
         name: ci
