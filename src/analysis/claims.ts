@@ -464,6 +464,7 @@ export function snapshotKnows(image: ImageFact, kb: KnowledgeBase): boolean {
     kb.officialImage(image.registry, image.repository) !== undefined ||
     kb.redHatPythonImage(name) !== undefined ||
     kb.osImage(name) !== undefined ||
+    kb.driverToolImage(name) !== undefined ||
     kb.acceleratorImage(name) !== undefined ||
     kb.toolImage(name, image.tag ?? 'latest') !== undefined ||
     (image.tag !== undefined && snapshotCuda(image, image.tag, kb) !== undefined)
@@ -508,6 +509,9 @@ export function imageWithoutCuda(image: ImageFact, kb: KnowledgeBase): string | 
   const os = kb.osImage(name);
   if (os)
     return `a minimal OS image with no CUDA of its own (${os.source.map((source) => source.split(' ')[0]).join(', ')})`;
+  const driverTool = kb.driverToolImage(name);
+  if (driverTool)
+    return `one of NVIDIA's GPU management tools, which reads the GPUs through the driver (NVML) and turns off the container toolkit's CUDA requirement, so no CUDA of it needs a newer driver (${driverTool.source.map((source) => source.split(' ')[0]).join(', ')})`;
   const redHat = kb.redHatPythonImage(name);
   if (redHat)
     return `one of Red Hat's Python images, RHEL with Python and build tools and no CUDA of its own (${redHat.source[0]!.split(' ')[0]})`;

@@ -1073,6 +1073,15 @@ export class KnowledgeBase {
     return this.cached('osImage', name, () => (new RegExp(record.pattern).test(name) ? record : undefined));
   }
 
+  /**
+   * The record that says an image is one of NVIDIA's GPU management tools, which need only the driver (NVML) and turn
+   * off the container toolkit's CUDA requirement, if it is.
+   */
+  driverToolImage(name: string): Sourced | undefined {
+    const record = this.data.images.driverToolImages;
+    return this.cached('driverToolImage', name, () => (new RegExp(record.pattern).test(name) ? record : undefined));
+  }
+
   /** The record that says a Docker Hub name is a Docker Official Image (which ships no CUDA), if it is one. */
   officialImage(registry: string | undefined, repository: string): Sourced | undefined {
     const official = this.data.images.officialImages;

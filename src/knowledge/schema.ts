@@ -334,6 +334,11 @@ export const Images = z.strictObject({
   ),
   /** Minimal OS images outside Docker Hub (Red Hat's UBI, Google's distroless): none ships CUDA. */
   osImages: z.strictObject({ pattern: z.string().refine(compiles, 'not a regular expression'), ...sourced }),
+  /**
+   * NVIDIA's GPU management tools (DCGM's exporter, the device plugin), by name: they read the GPUs through the
+   * driver's NVML, and their images turn off the container toolkit's CUDA requirement (NVIDIA_DISABLE_REQUIRE).
+   */
+  driverToolImages: z.strictObject({ pattern: z.string().refine(compiles, 'not a regular expression'), ...sourced }),
   /** Docker Official Images (a selection): none ships CUDA. */
   officialImages: z.strictObject({ names: z.array(z.string()), ...sourced }),
   /** Package-manager images on a plain OS: no CUDA, unless the tag names an nvidia/cuda-based variant. */
