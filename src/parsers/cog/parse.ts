@@ -71,6 +71,15 @@ export function parseCog(path: string, text: string): ParsedFile {
     const line = scalarText(item, source);
     if (line) packageLine(sink, line, context);
   }
+  // A GPU build needs torch's version, which picks the CUDA (compatibility.go: "torch version must be specified when
+  // using CUDA", from Cog 0.16.10; an older Cog installs PyPI's newest torch, whatever its CUDA).
+  const torch = onGpu ? sink.packages.find((pkg) => pkg.name === 'torch' && !pkg.specifier && !pkg.url) : undefined;
+  if (torch)
+    sink.problems.push({
+      span: torch.span,
+      message:
+        'torch has no version, so cog build refuses this GPU build ("torch version must be specified when using CUDA", Cog 0.16.10 and later): pin it (`torch==X.Y.Z`), and Cog installs its build for build.cuda',
+    });
   const requirements = scalarText(valueOf(build, 'python_requirements'), source);
   if (requirements && requirements.text.trim()) {
     const at = requirements.site(0, requirements.text.length);
