@@ -33,6 +33,7 @@ const MESSAGES = {
   os: 'nvidia/cuda {{cuda}} images are not published for {{os}}{{osVersion}} ({{rule}})',
   ngcMonth: '{{image}} does not exist: NGC tags are YY.MM-… (the release month), and there is no month {{month}}',
   registry: '{{image}} does not exist: {{reason}}',
+  cogCuda: '{{image}} does not exist: it names CUDA {{cuda}}, which NVIDIA never released, so Cog has no base image for it',
 };
 type MessageId = keyof typeof MESSAGES;
 
@@ -58,6 +59,8 @@ export default defineRule({
       'cuDNN tags are -cudnn8- up to 12.2.2, -cudnn9- for 12.3.2 and version-less -cudnn- (cuDNN 9) from 12.4.1. Source: {{source}}',
     deleted: `{{policy}}{{move}} Sources: {{source}}; ${POLICY}`,
     os: '{{note}}Source: {{source}}',
+    cogCuda:
+      'Cog builds a GPU image on its base for `build.cuda` and refuses a CUDA it has none for ("CUDA {{cuda}} is not supported by Cog", github.com/replicate/cog/blob/6110c912377d4ded0f57165d305821a14a9a4418/pkg/config/compatibility.go, latestCuDNNForCUDA). {{note}}. Source: {{source}}',
     ngcMonth: 'NGC containers are released monthly and tagged by year and month.{{nearest}} Source: {{source}}',
     registry:
       'The registry was asked for this image during the check and answers that it has no such manifest, so every pull of it fails. Pick a tag the registry lists (`crane ls {{name}}`, or its web page).{{nearest}}',
@@ -70,6 +73,8 @@ export default defineRule({
         if (image.unresolved || /[$`{}]/.test(image.reference)) continue;
         if (kb.isNvidiaCuda(image.registry, image.repository)) {
           if (image.tag && !image.digest) checkTag(file, image, kb, report);
+        } else if (image.registry === 'r8.im' && image.repository === 'cog-base') {
+          checkCogBase(file, image, kb, report);
         } else if (
           !(image.registry === 'nvcr.io' && image.tag && !image.digest && checkNgcTag(file, image, kb, report))
         )
@@ -78,6 +83,22 @@ export default defineRule({
     }
   },
 });
+
+/**
+ * Replicate's Cog base image (`r8.im/cog-base:cuda12.7-python3.11`, what a cog.yaml's `build.cuda` names): a CUDA that
+ * NVIDIA never released has no nvidia/cuda image to build one from (Cog's cuda_compatibility.json lists those it has).
+ */
+function checkCogBase(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report: Reporter<MessageId>): void {
+  const minor = /^cuda(\d+\.\d+)(?:-|$)/.exec(image.tag ?? '')?.[1];
+  if (!minor || kb.cudaExists(minor) !== 'no') return;
+  const record = kb.noReleaseRecord(minor)!;
+  report({
+    messageId: 'cogCuda',
+    data: { image: image.reference, cuda: minor, note: record.note ?? 'NVIDIA never released it', source: cite(record) },
+    file,
+    span: image.span,
+  });
+}
 
 /** An nvidia/cuda tag being checked: where it is written, the tag, and what the rule reports with. */
 interface TagSite {
