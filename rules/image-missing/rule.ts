@@ -33,7 +33,8 @@ const MESSAGES = {
   os: 'nvidia/cuda {{cuda}} images are not published for {{os}}{{osVersion}} ({{rule}})',
   ngcMonth: '{{image}} does not exist: NGC tags are YY.MM-… (the release month), and there is no month {{month}}',
   registry: '{{image}} does not exist: {{reason}}',
-  cogCuda: '{{image}} does not exist: it names CUDA {{cuda}}, which NVIDIA never released, so Cog has no base image for it',
+  cogCuda:
+    '{{image}} does not exist: it names CUDA {{cuda}}, which NVIDIA never released, so Cog has no base image for it',
 };
 type MessageId = keyof typeof MESSAGES;
 
@@ -94,7 +95,12 @@ function checkCogBase(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, rep
   const record = kb.noReleaseRecord(minor)!;
   report({
     messageId: 'cogCuda',
-    data: { image: image.reference, cuda: minor, note: record.note ?? 'NVIDIA never released it', source: cite(record) },
+    data: {
+      image: image.reference,
+      cuda: minor,
+      note: record.note ?? 'NVIDIA never released it',
+      source: cite(record),
+    },
     file,
     span: image.span,
   });

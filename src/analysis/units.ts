@@ -35,6 +35,7 @@ import {
   newestToolkitClaim,
   newestTorchAlternatives,
   newestTorchClaim,
+  PICKS_TORCH,
   stagePythons,
   surroundingsOf,
   type Alternatives,
@@ -877,13 +878,13 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
     }
     return byName.get(pkg.name) ?? [];
   };
-  // A torchvision or torchaudio range with no torch requirement beside it brings the torch its newest release pins:
+  // A torchvision, torchaudio or vllm range with no torch requirement beside it brings the torch its newest release pins:
   // only where nothing else may have put torch there (not a stage built FROM another stage of the file; a base
   // image's own torch pip replaces, as the companion's wheel requires another).
   let torch: UnitTorch | undefined;
   const torchOf = (): UnitTorch => (torch ??= unitTorch(root, stage, files, unitPackages));
   const picksTorch = (pkg: PackageFact): boolean =>
-    pkg.name === 'torch' || ((pkg.name === 'torchvision' || pkg.name === 'torchaudio') && torchOf() === 'none');
+    pkg.name === 'torch' || (PICKS_TORCH.has(pkg.name) && torchOf() === 'none');
   // What each invocation's commands say, once per invocation (a chain of includes has a member per file, and a
   // package each): whether pip reads a configuration file the gate cannot, and whether it installs over what is there.
   const flags = new Map(
@@ -1139,15 +1140,37 @@ function keptTorch(
     return rootContext.get(invocation);
   };
   const installs: { pkg: PackageFact; at: InstallContext }[] = [];
+  const pinners: PackageFact[] = [];
   for (const file of files)
     for (const pkg of packagesOf(file)) {
-      if (pkg.ecosystem !== 'pip' || pkg.name !== 'torch') continue;
+      if (pkg.ecosystem !== 'pip' || (pkg.name !== 'torch' && !PICKS_TORCH.has(pkg.name))) continue;
       const at = command(file, pkg);
-      if (at && (at.tool === 'pip' || at.tool === 'uv')) installs.push({ pkg, at });
+      if (!at || (at.tool !== 'pip' && at.tool !== 'uv')) continue;
+      if (pkg.name === 'torch') installs.push({ pkg, at });
+      else if (!pkg.exact && !pkg.url && !at.replacesInstalled) pinners.push(pkg);
     }
   // Only a range (or no version) can be kept: most stages pin torch, and nothing more is asked of them.
   const candidates = installs.filter(({ pkg, at }) => !pkg.exact && !pkg.url && !at.replacesInstalled);
-  if (candidates.length === 0) return undefined;
+  if (candidates.length === 0 && pinners.length === 0) return undefined;
+  // A vendor's image that ships torch, and vLLM or SGLang with it, of a version not recorded (vllm/vllm-openai): pip
+  // keeps what it ships for a range that admits it, and whether it does is not known here. So may NGC's images other
+  // than its PyTorch containers (Triton's vLLM flavour); pytorch/pytorch's and NGC's PyTorch images ship neither.
+  const base = baseImages(root).get(StageTree.of(root).root(stage));
+  const name =
+    base && !base.unresolved ? (base.registry ? `${base.registry}/${base.repository}` : base.repository) : '';
+  const vendorTorch = name !== '' && kb.torchImage(name) !== undefined;
+  const otherNgc = base?.registry === 'nvcr.io' && base.repository !== 'nvidia/pytorch';
+  const shipped = shippedTorch(root, stage, kb);
+  // torchvision and torchaudio ship with the torch of pytorch/pytorch's images (and NGC's torchvision with its
+  // PyTorch's): kept where the range admits the one that belongs to it, or where which one that is is not recorded.
+  const companions = shipped !== undefined ? kb.companions(shipped.replace(/\+.*$/, '')) : undefined;
+  const keptPinners = pinners.filter((pkg) => {
+    if (vendorTorch || otherNgc) return true;
+    if (pkg.name !== 'torchvision' && pkg.name !== 'torchaudio') return false;
+    if (shipped === undefined) return false;
+    const versions = companions?.[pkg.name];
+    return !versions || versions.some((version) => admitsInstalled(pkg.specifier, version));
+  });
   // The first command of the stage that installs a requirements file the gate could not read (`pip install -r
   // /tmp/torch.txt`, written by an earlier `grep`): it may install any torch. (An earlier exact pin the range admits
   // is pinnedWithin's, which holds whatever the order.)
@@ -1166,12 +1189,11 @@ function keptTorch(
     if (!pkg.exact && !pkg.url) firstUnpinned = Math.min(firstUnpinned, at.span.start);
   // The torch the base image ships (NGC's PyTorch containers, pytorch/pytorch): pip keeps it where the range admits
   // it ("Requirement already satisfied"; a pre-release already installed counts, PEP 440), and installs none.
-  const shipped = shippedTorch(root, stage, kb);
-  const kept = new Set<PackageFact>();
+  const kept = new Set<PackageFact>(keptPinners);
   for (const { pkg, at } of candidates)
     if (
       Math.min(firstUnread, firstUnpinned) < at.span.start ||
-      (shipped !== undefined && admitsInstalled(pkg.specifier, shipped))
+      (shipped !== undefined ? admitsInstalled(pkg.specifier, shipped) : vendorTorch)
     )
       kept.add(pkg);
   return kept;

@@ -312,7 +312,9 @@ function pypiPicks(
   const picks = pythons.map((python) =>
     pkg.name === 'torch'
       ? kb.newestTorchFor(specifier, python)
-      : kb.newestTorchForCompanion(pkg.name as 'torchvision' | 'torchaudio', specifier, python),
+      : pkg.name === 'vllm' || pkg.name === 'sglang'
+        ? kb.newestTorchForPinner(pkg.name, specifier, python)
+        : kb.newestTorchForCompanion(pkg.name as 'torchvision' | 'torchaudio', specifier, python),
   );
   if (picks.length === 0 || picks.some((pick) => !pick?.pypiDefault)) return undefined;
   // An extra PyTorch index that has the release pip picks wins (its `+cu118` sorts above PyPI's plain version; the CPU
@@ -329,10 +331,10 @@ function pypiPicks(
 }
 
 /**
- * What pip takes torch's release for: torch itself, or a companion where nothing else pins torch (its wheels pin their
- * torch exactly: the newest torchvision brings the newest torch).
+ * What pip takes torch's release for: torch itself, or a package that pins torch exactly where nothing else pins it
+ * (a companion's wheels, vLLM's and SGLang's Requires-Dist: the newest torchvision or vllm brings the torch it pins).
  */
-const PICKS_TORCH: ReadonlySet<string> = new Set(['torch', 'torchvision', 'torchaudio']);
+export const PICKS_TORCH: ReadonlySet<string> = new Set(['torch', 'torchvision', 'torchaudio', 'vllm', 'sglang']);
 
 /** What a claim of an install calls it: a companion's names the torch it brings. */
 const pickedSubject = (pkg: PackageFact): string =>

@@ -595,6 +595,26 @@ export class KnowledgeBase {
   }
 
   /**
+   * The torch release `pip install "vllm<specifier>"` (or sglang) brings from plain PyPI with Python `python` where
+   * nothing else pins torch: each release pins one torch exactly (companions.json `pins`), so pip takes the newest
+   * release the specifier admits whose torch has wheels for the Python, and that torch. Only recorded releases that
+   * are verified count, so the newest recorded may be older than PyPI's newest: the pick is "today's" as far as known.
+   */
+  newestTorchForPinner(name: 'vllm' | 'sglang', specifier: string, python: string): TorchRelease | undefined {
+    let newest: { readonly version: string; readonly torch: TorchRelease } | undefined;
+    for (const pin of this.data.companions.pins) {
+      if (pin.package !== name || pin.extras !== undefined || pin.marker !== undefined) continue;
+      if (pin.confidence === 'unverified' || (specifier && !safeSatisfies(pin.version, specifier))) continue;
+      const torch = this.torchRelease(pin.torch);
+      if (!torch || torch.confidence === 'unverified' || (torch.python && !safeSatisfies(python, torch.python)))
+        continue;
+      if (!newest || satisfiesPep440(pin.version, `>${newest.version}`) === true)
+        newest = { version: pin.version, torch };
+    }
+    return newest?.torch;
+  }
+
+  /**
    * Whether a torch release ships wheels for a Python (`3.8`): by its supported-Python range, the Requires-Python of
    * its wheels; undefined where the knowledge base does not record the range.
    */
@@ -1080,6 +1100,12 @@ export class KnowledgeBase {
   driverToolImage(name: string): Sourced | undefined {
     const record = this.data.images.driverToolImages;
     return this.cached('driverToolImage', name, () => (new RegExp(record.pattern).test(name) ? record : undefined));
+  }
+
+  /** The record that says a vendor's image ships torch (and vLLM or SGLang with it), if it does. */
+  torchImage(name: string): Sourced | undefined {
+    const record = this.data.images.torchImages;
+    return this.cached('torchImage', name, () => (new RegExp(record.pattern).test(name) ? record : undefined));
   }
 
   /** The record that says a Docker Hub name is a Docker Official Image (which ships no CUDA), if it is one. */

@@ -339,6 +339,8 @@ export const Images = z.strictObject({
    * driver's NVML, and their images turn off the container toolkit's CUDA requirement (NVIDIA_DISABLE_REQUIRE).
    */
   driverToolImages: z.strictObject({ pattern: z.string().refine(compiles, 'not a regular expression'), ...sourced }),
+  /** Vendor images that ship torch (and vLLM or SGLang with it) whose version the knowledge does not record. */
+  torchImages: z.strictObject({ pattern: z.string().refine(compiles, 'not a regular expression'), ...sourced }),
   /** Docker Official Images (a selection): none ships CUDA. */
   officialImages: z.strictObject({ names: z.array(z.string()), ...sourced }),
   /** Package-manager images on a plain OS: no CUDA, unless the tag names an nvidia/cuda-based variant. */

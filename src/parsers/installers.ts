@@ -969,8 +969,9 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
   if (args[i]?.text !== 'install') return false;
   const rest = args.slice(i + 1);
   const context = addRequirementsContext(sink, tool, commandSpan(args), { stage, ...(python ? { python } : {}) });
-  // `--no-deps` installs the named packages and local projects alone, none of their dependencies.
-  const noDeps = rest.some((word) => word.text === '--no-deps');
+  // `--no-deps` (pip's `--no-dependencies` too) installs the named packages and local projects alone, none of their
+  // dependencies.
+  const noDeps = rest.some((word) => word.text === '--no-deps' || word.text === '--no-dependencies');
   for (let j = 0; j < rest.length; j++) {
     const word = rest[j]!;
     if (word.text.startsWith('-') && word.text.length > 1) {
