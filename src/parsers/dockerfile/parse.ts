@@ -786,39 +786,50 @@ function recordRun(
   const firstLineEnd = Math.min(span.end, (text.indexOf('\n', span.start) + 1 || text.length + 1) - 1);
   const firstLine = text.slice(span.start, firstLineEnd);
   const keywordEnd = span.start + (/^\s*\S+/.exec(firstLine)?.[0].length ?? 3);
-  const heredoc = /<<(-?)\s*(["']?)([A-Za-z_][A-Za-z0-9_]*)\2/.exec(firstLine);
+  // The instruction's command lines, continuations joined (BuildKit joins them before it looks for here-documents:
+  // `RUN --mount=… \` then `--mount=… <<"EOF" bash -ex`), and the here-document each line may open.
+  const headEnd = text.slice(span.start, span.end).includes('<<')
+    ? commandLinesEnd(text, firstLineEnd, span.end, escape)
+    : firstLineEnd;
+  const head =
+    headEnd === firstLineEnd
+      ? Mapped.of(firstLine, span.start)
+      : joinContinuations(source, span.start, headEnd, escape);
+  const heredoc = /<<(-?)\s*(["']?)([A-Za-z_][A-Za-z0-9_]*)\2/.exec(head.text);
+  /** Where the here-document's `<<` is in the file. */
+  const markerAt = heredoc ? head.site(heredoc.index, heredoc.index + 1).start : 0;
   let scripts: Mapped[];
   /** A here-document that is a command's standard input (`pip install -r /dev/stdin <<EOF`), not its script. */
   let heredocInput = false;
   /** That here-document's lines, where its terminator was found. */
   let body: LineRange | undefined;
   if (heredoc) {
-    const beforeHeredoc = firstLine
-      .slice(keywordEnd - span.start, heredoc.index)
+    const before = joinContinuations(source, keywordEnd, markerAt, escape);
+    const beforeHeredoc = before.text
       .trim()
       .split(/\s+/)
       .filter((word) => word && !word.startsWith('--'));
     const isScript = runsScript(beforeHeredoc);
-    const bodyStart = firstLineEnd + 1;
+    const bodyStart = headEnd + 1;
     const terminatorAt = heredocEnd(text, bodyStart, span.end, heredoc[1] === '-', heredoc[3]!);
     const bodyEnd = terminatorAt ?? span.end;
-    const rest = joinContinuations(source, span.start + heredoc.index + heredoc[0].length, firstLineEnd, escape);
+    const rest = joinContinuations(source, markerAt + heredoc[0].length, headEnd, escape);
     // `RUN pip install -r /dev/stdin <<EOF`: the here-document is the command's standard input, and the command is
     // the first line's words before it (the body is no script).
     heredocInput = !isScript;
     if (!isScript && terminatorAt !== undefined) {
       body = linesBetween(source, bodyStart, terminatorAt);
       // `cat > /tmp/r.txt <<EOF` (or `cat <<EOF > …`, `tee …`): the body becomes that file of the stage.
-      const written = writtenFile(firstLine.slice(keywordEnd - span.start));
+      const written = writtenFile(head.text.slice(keywordEnd - span.start));
       if (written) inline.write(stage, written, body);
     }
-    scripts = isScript ? [rest] : [Mapped.of(text.slice(keywordEnd, span.start + heredoc.index), keywordEnd), rest];
+    scripts = isScript ? [rest] : [before, rest];
     if (isScript) scripts.push(Mapped.of(text.slice(bodyStart, bodyEnd), bodyStart));
   } else {
     scripts = [joinContinuations(source, keywordEnd, span.end, escape)];
   }
   // `--mount=type=bind,source=requirements.txt,target=/tmp/requirements.txt`: the RUN reads the file there.
-  const flags = heredoc ? Mapped.of(text.slice(keywordEnd, span.start + heredoc.index), keywordEnd) : scripts[0]!;
+  const flags = heredoc ? joinContinuations(source, keywordEnd, markerAt, escape) : scripts[0]!;
   if (flags.text.includes('--mount')) for (const copy of bindMounts(flags, stage)) sink.copies.push(copy);
   clones.startRun(workdir);
   for (const written of scripts) {
@@ -996,6 +1007,25 @@ function noteInlineCopy({ source, inline }: Reading, span: Span, stage: number):
   const bodyStart = firstLineEnd + 1;
   const end = heredocEnd(source.text, bodyStart, span.end, heredoc[1] === '-', heredoc[3]!);
   if (end !== undefined) inline.write(stage, heredoc[4]!, linesBetween(source, bodyStart, end));
+}
+
+/**
+ * Where an instruction's command lines end (the offset of the last one's line break, or `end`): the first line, and
+ * every line after one that ends in the escape character, comment and blank lines between them skipped.
+ */
+function commandLinesEnd(text: string, firstLineEnd: number, end: number, escape: string): number {
+  let lineEnd = firstLineEnd;
+  let content = text.slice(text.lastIndexOf('\n', lineEnd - 1) + 1, lineEnd).replace(/\r$/, '');
+  while (trailingEscape(content, escape) >= 0 && lineEnd < end) {
+    const next = text.indexOf('\n', lineEnd + 1);
+    const nextEnd = next < 0 || next > end ? end : next;
+    content = text.slice(lineEnd + 1, nextEnd).replace(/\r$/, '');
+    lineEnd = nextEnd;
+    const trimmed = content.trimStart();
+    // A comment or blank line inside a continued instruction continues it (Docker drops them).
+    if (trimmed === '' || trimmed.startsWith('#')) content = `${escape}`;
+  }
+  return lineEnd;
 }
 
 /** Where a here-document's terminator line starts (`<<-` allows tabs before it); undefined: none before `end`. */
