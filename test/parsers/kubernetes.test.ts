@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { assertProperty } from '../support/property.js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { selectPools } from '../../src/analysis/placement.js';
 import type { Pool } from '../../src/baseline/schema.js';
 import { cli } from '../support/cli.js';
@@ -934,5 +934,50 @@ describe('a metadata block with no name of its own', () => {
     );
     expect(patches('resources: [../../../deploy.yaml]\npatches: [{path: gpu.yaml}]\n')).toEqual({});
     expect(patches('resources: [: [\n')).toEqual({});
+  });
+});
+
+describe("a template's placeholder YAML reads as a key", () => {
+  it('writes no warning to the process (a JSON report redirected with stderr stays JSON)', () => {
+    const warn = vi.spyOn(process, 'emitWarning');
+    try {
+      const file = parseKubernetesManifest(
+        'claim.yaml.tmpl',
+        codeBlock`
+          apiVersion: resource.k8s.io/v1
+          kind: ResourceClaim
+          metadata:
+            name: gpu-device
+            namespace: {{ .Namespace }}
+          spec:
+            devices:
+              requests:
+              - name: gpu
+                exactly:
+                  deviceClassName: gpu.nvidia.com
+          ---
+          apiVersion: v1
+          kind: Pod
+          metadata:
+            name: gpu-test
+          spec:
+            resourceClaims:
+            - name: gpu-device
+              resourceClaimName: gpu-device
+            containers:
+            - name: ctr
+              image: nvcr.io/nvidia/cuda:12.2.0-base-ubuntu22.04
+              resources:
+                claims:
+                - name: gpu-device
+        `,
+      );
+      expect(file.containers.map((container) => container.image.reference)).toEqual([
+        'nvcr.io/nvidia/cuda:12.2.0-base-ubuntu22.04',
+      ]);
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
   });
 });

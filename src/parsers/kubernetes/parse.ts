@@ -210,7 +210,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
   const source = new SourceText(path, text);
   const sink = new FactSink();
   sink.suppressions.push(...findSuppressions(source));
-  const docs = parseAllDocuments(withoutDefinitions(text), { uniqueKeys: false, prettyErrors: false, strict: false });
+  const docs = parseAllDocuments(withoutDefinitions(text), YAML_OPTIONS);
   const list = Array.isArray(docs) ? docs : [docs];
   const claims = gpuClaims(list, text);
   const models = gpuModels(list, text);
@@ -513,7 +513,7 @@ function readEmbedded(
     const end = block.range[1];
     if (start <= 0 || start >= end) continue;
     const lines = text.slice(start, end);
-    const docs = parseAllDocuments(lines, { uniqueKeys: false, prettyErrors: false, strict: false });
+    const docs = parseAllDocuments(lines, YAML_OPTIONS);
     const list = Array.isArray(docs) ? docs : [docs];
     if (list.some((doc) => doc.errors.length > 0)) continue;
     const claims = gpuClaims(list, lines);
@@ -611,6 +611,13 @@ function whereTheImageIs(body: string, path: string, index: ServingIndex | undef
     return 'a container of it names no image (`image:` is empty or null), so what runs on them is not known';
   return `no container that gets them is where the gate looks for the containers of ${kind ? `kind ${kind}` : 'this document'}`;
 }
+
+/**
+ * How manifests are parsed: leniently (a repeated key, a template's text), and without the warnings the YAML library
+ * writes to the process's stderr (a template's `{{ .Namespace }}` reads as a flow mapping used as a key, which `toJS`
+ * stringifies with a warning): they would break a JSON report redirected with stderr, and say nothing to the user.
+ */
+const YAML_OPTIONS = { uniqueKeys: false, prettyErrors: false, strict: false, logLevel: 'error' } as const;
 
 /**
  * Whether a document is a template's: Helm's, Go's or Jinja's `{{ … }}`, or a line of Terraform's template directives
