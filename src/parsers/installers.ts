@@ -39,8 +39,18 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
   // project's environment.
   const runner = RUNNERS[program];
   const subcommand = runner && skipOptions(words.slice(1), runner);
-  if (subcommand?.[0]?.text === 'run')
-    return recordInstallCommand(sink, skipOptions(subcommand.slice(1), runner!), stage, env);
+  if (subcommand?.[0]?.text === 'run') {
+    const command = skipOptions(subcommand.slice(1), runner!);
+    // `uv run` syncs the project first, as `uv sync` with the same selection ("when `uv run` is used, the project is
+    // locked and synced before invoking the requested command", docs.astral.sh/uv/concepts/projects/sync), unless
+    // told not to; where the folder holds no project, it runs the command alone.
+    const options = subcommand.slice(1, subcommand.length - command.length);
+    const synced =
+      program === 'uv' && !options.some((word) => UV_RUN_NO_SYNC.has(word.text))
+        ? recordUvSync(sink, options, words, stage, true)
+        : false;
+    return recordInstallCommand(sink, command, stage, env) || synced;
+  }
   // `poetry add torch`, `pdm add`, `uv add`, `pipenv install torch`: each package named is added to the project and
   // installed, from the index the project's sources choose.
   if (
@@ -80,7 +90,14 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
  * an include of that pyproject.toml that names the selection, so the Dockerfile's stage is checked with what it
  * installs. `--all-extras` selects every extra; with `--extra X` the selection is X.
  */
-function recordUvSync(sink: FactSink, args: readonly Word[], all: readonly Word[], stage: number): boolean {
+function recordUvSync(
+  sink: FactSink,
+  args: readonly Word[],
+  all: readonly Word[],
+  stage: number,
+  /** `uv run`'s sync: a folder without a pyproject.toml holds no project, and the command runs without one. */
+  projectOptional = false,
+): boolean {
   const context = addRequirementsContext(sink, 'uv', commandSpan(all), { stage });
   const read = optionReader(args);
   let directory = '.';
@@ -132,7 +149,7 @@ function recordUvSync(sink: FactSink, args: readonly Word[], all: readonly Word[
     context,
     directory,
     [
-      ['pyproject.toml', false],
+      ['pyproject.toml', projectOptional],
       ['uv.lock', true],
     ],
     named,
@@ -140,6 +157,9 @@ function recordUvSync(sink: FactSink, args: readonly Word[], all: readonly Word[
   );
   return true;
 }
+
+/** `uv run` options after which it syncs no project: it runs the command (or a script's own dependencies) alone. */
+const UV_RUN_NO_SYNC: ReadonlySet<string> = new Set(['--no-sync', '--no-project', '--script', '--gui-script', '-s']);
 
 /** `uv sync` options that take a value. */
 const UV_SYNC_VALUES =
