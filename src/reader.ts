@@ -269,7 +269,7 @@ export function servingOf(files: readonly Listed[], reader: RepositoryReader): S
       break;
     }
   if (Object.keys(patches).length === 0) return index;
-  return { runtimes: index?.runtimes ?? {}, services: index?.services ?? {}, patches };
+  return { ...index, runtimes: index?.runtimes ?? {}, services: index?.services ?? {}, patches };
 }
 
 /**

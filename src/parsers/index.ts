@@ -1,4 +1,11 @@
-import { GPU_BY_KIND_NAME, GPU_REQUEST_KEY, TOP_LEVEL_INCLUDE, WORKLOAD_SHAPE } from './kubernetes/kinds.js';
+import {
+  GPU_BY_KIND_NAME,
+  GPU_CLAIM_KIND,
+  GPU_CLASS,
+  GPU_REQUEST_KEY,
+  TOP_LEVEL_INCLUDE,
+  WORKLOAD_SHAPE,
+} from './kubernetes/kinds.js';
 import { looksLikePipelineSpec } from './kubernetes/parse.js';
 import type { FileKind, ParsedFile } from './facts.js';
 import { FactSink } from './facts.js';
@@ -75,6 +82,9 @@ export function looksLikeManifest(text: string, path = ''): boolean {
   // A compiled Kubeflow pipeline has no apiVersion: its executors' containers are read as a manifest's.
   if (looksLikePipelineSpec(text)) return true;
   if (looksLikeChartTemplate(path, text)) return true;
+  // A file of GPU claims alone: pods of other files that name them get GPUs (read into the repository's index).
+  if (/^apiVersion:[ \t]*resource\.k8s\.io\//m.test(text) && GPU_CLAIM_KIND.test(text) && GPU_CLASS.test(text))
+    return true;
   if (!/^apiVersion:[ \t]*\S/m.test(text) || !(WORKLOAD_SHAPE.test(text) || GPU_BY_KIND_NAME.test(text))) return false;
   // A manifest whose `kind:` is mis-indented (YAML cannot read it, nor can kubectl) still says what it is by a GPU
   // request: read, it fails closed on its YAML errors rather than being passed over.

@@ -162,3 +162,9 @@ export const WORKLOAD_SHAPE = new RegExp(
 
 /** A Helm named template's output written at a line's start: an object of its own, or the rest of one. */
 export const TOP_LEVEL_INCLUDE = /^\{\{-?\s*(?:include|template)\s+"[^"]+"/m;
+
+/** NVIDIA's DRA driver's device classes (github.com/NVIDIA/k8s-dra-driver-gpu): whole GPUs and MIG devices. */
+export const GPU_CLASS = /deviceClassName:[ \t]*["']?(?:gpu|mig)\.nvidia\.com/;
+
+/** A DRA ResourceClaim or ResourceClaimTemplate that asks NVIDIA's driver for GPUs: pods of other files may use it. */
+export const GPU_CLAIM_KIND = /^kind:[ \t]*["']?ResourceClaim(?:Template)?["']?[ \t]*$/m;

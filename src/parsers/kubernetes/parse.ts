@@ -32,7 +32,14 @@ import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
 import { firstYamlProblem, scalarText, yamlProblem } from '../yaml-text.js';
 import { MappedBuilder, type Mapped } from '../mapped.js';
-import { GPU_BY_KIND_NAME, GPU_REQUEST_KEY, GPU_RESOURCE, TOP_LEVEL_INCLUDE } from './kinds.js';
+import {
+  GPU_BY_KIND_NAME,
+  GPU_CLAIM_KIND,
+  GPU_CLASS,
+  GPU_REQUEST_KEY,
+  GPU_RESOURCE,
+  TOP_LEVEL_INCLUDE,
+} from './kinds.js';
 
 /**
  * A reference as Docker's grammar writes one (distribution/reference): an optional registry host, lower-case path
@@ -81,6 +88,11 @@ export interface ServingIndex {
    * resources of the repository (kustomizePatches). Carried with the serving index, which each manifest is parsed with.
    */
   readonly patches?: Readonly<Record<string, KustomizePatch>>;
+  /**
+   * The names of the repository's ResourceClaims and ResourceClaimTemplates that ask NVIDIA's DRA driver for GPUs
+   * (gpuClaims): Kubernetes resolves a pod's claim by name, not by file, and claims are often kept in files of their own.
+   */
+  readonly claims?: readonly string[];
 }
 
 /**
@@ -168,13 +180,17 @@ export function servingIndex(
 ): ServingIndex | undefined {
   const runtimes = new Map<string, string[]>();
   const asked: { path: string; runtime: string; label: string; placed: boolean }[] = [];
+  const claims = new Set<string>();
   for (const { path, text } of files) {
-    if (!text.includes('ServingRuntime') && !text.includes('InferenceService')) continue;
+    const claiming = text.includes('ResourceClaim');
+    if (!text.includes('ServingRuntime') && !text.includes('InferenceService') && !claiming) continue;
     const own = new Set<string>();
     const wanted: { runtime: string; label: string; placed: boolean }[] = [];
     for (const body of text.split(/^(?:---|\.\.\.)(?=[ \t\r\n]|$)/m)) {
       const kind = KIND_LINE.exec(body)?.[1];
       const name = METADATA_NAME.exec(body)?.[1];
+      if (claiming && name && (kind === 'ResourceClaim' || kind === 'ResourceClaimTemplate') && GPU_CLASS.test(body))
+        claims.add(name);
       if ((kind === 'ServingRuntime' || kind === 'ClusterServingRuntime') && name) own.add(name);
       if (kind !== 'InferenceService' || !asksForGpus(body)) continue;
       const runtime = RUNTIME_NAME.exec(body)?.[1];
@@ -191,8 +207,12 @@ export function servingIndex(
     named.add(runtime);
     if (!placed) (services[runtime] ??= []).push({ path, label });
   }
-  if (named.size === 0) return undefined;
-  return { runtimes: Object.fromEntries([...runtimes].filter(([name]) => named.has(name))), services };
+  if (named.size === 0 && claims.size === 0) return undefined;
+  return {
+    runtimes: Object.fromEntries([...runtimes].filter(([name]) => named.has(name))),
+    services,
+    ...(claims.size > 0 ? { claims: [...claims] } : {}),
+  };
 }
 
 /**
@@ -212,7 +232,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
   sink.suppressions.push(...findSuppressions(source));
   const docs = parseAllDocuments(withoutDefinitions(text), YAML_OPTIONS);
   const list = Array.isArray(docs) ? docs : [docs];
-  const claims = gpuClaims(list, text);
+  const claims = gpuClaims(list, text, options.serving?.claims);
   const models = gpuModels(list, text);
   const runtimes = runtimesServing(list, text, path, options.serving);
   const images = options.images ?? {};
@@ -768,14 +788,14 @@ const GPU_RESOURCE_NAME = new RegExp(`^${GPU_RESOURCE}$`);
  * `resourceClaims` naming one give the containers that use the claim GPUs (Kubernetes DRA,
  * kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/).
  */
-function gpuClaims(docs: readonly Document[], text: string): ReadonlySet<string> {
-  const names = new Set<string>();
+function gpuClaims(docs: readonly Document[], text: string, elsewhere: readonly string[] = []): ReadonlySet<string> {
+  const names = new Set<string>(elsewhere);
   for (const doc of docs) {
     if (doc.errors.length > 0) continue;
     const [start, , end] = doc.range ?? [0, 0, 0];
     const body = text.slice(start, end);
-    if (!/^kind:[ \t]*["']?ResourceClaim(?:Template)?["']?[ \t]*$/m.test(body)) continue;
-    if (!/deviceClassName:[ \t]*["']?(?:gpu|mig)\.nvidia\.com/.test(body)) continue;
+    if (!GPU_CLAIM_KIND.test(body)) continue;
+    if (!GPU_CLASS.test(body)) continue;
     const name = (doc.toJS({ maxAliasCount: MAX_ALIASES }) as { metadata?: { name?: unknown } } | null)?.metadata?.name;
     if (typeof name === 'string') names.add(name);
   }
