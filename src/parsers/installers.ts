@@ -1049,7 +1049,7 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
         const fact = { kind: spec.role, target: valueText, targetSpan: valueSpan, span, context: context.id };
         sink.addInclude(context, fact);
       } else if (spec.role === 'editable' && value) {
-        recordPipRequirement(sink, value, context, noDeps);
+        recordPipRequirement(sink, value, context, noDeps, true);
       } else if (spec.role === 'torch-backend' && valueText === 'auto') {
         sink.options.push({ name: 'torch-backend-auto', span, context: context.id });
       } else if (spec.role === 'torch-backend' && value) {
@@ -1064,8 +1064,18 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
   return true;
 }
 
-function recordPipRequirement(sink: FactSink, word: Word, context: ContextDraft, noDeps = false): void {
-  if (isLocalProject(word.text)) {
+function recordPipRequirement(
+  sink: FactSink,
+  word: Word,
+  context: ContextDraft,
+  noDeps = false,
+  /**
+   * `-e`'s value: "a local project path or a VCS url" (pip install's `--editable`), so `-e "python[all]"` is the
+   * project in python/ (sglang's layout), not a package named python.
+   */
+  editable = false,
+): void {
+  if (isLocalProject(word.text) || (editable && !word.unresolved && !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(word.text))) {
     // With `--no-deps` pip installs the project alone: what its metadata requires is not installed.
     if (noDeps) return;
     // A local project: its metadata says what it installs. A Dockerfile's `pip install .[cu124]` installs the
