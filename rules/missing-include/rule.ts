@@ -44,7 +44,7 @@ export default defineRule({
       'The requirements come from the command before the pipe (`grep torch requirements.txt | pip install -r /dev/stdin`), which cuda-gatekeeper does not run. Install a file of the repository instead (the file the pipe filters, or a requirements file that pins what it installs) to have it checked.',
   },
   check({ files, removed, fileExists, report }) {
-    const present = new Set(files.map((file) => file.path));
+    const present = new Map(files.map((file) => [file.path, file] as const));
     for (const file of files) {
       const image = formatOf(file.kind).units === 'stages';
       for (const include of file.includes) {
@@ -130,14 +130,17 @@ const PYPROJECT = 'pyproject.toml';
 function setupPyProject(
   file: ParsedFile,
   include: IncludeFact,
-  present: ReadonlySet<string>,
+  present: ReadonlyMap<string, ParsedFile>,
   fileExists: ((path: string) => boolean | undefined) | undefined,
   report: Reporter<'setupPy'>,
 ): void {
   if (!fileExists) return;
   const candidates = includeCandidates(file, include);
-  if (candidates.some((path) => present.has(path))) return;
-  const setup = candidates
+  // A pyproject.toml that is there and states its dependencies says what the project installs; one that leaves them
+  // to a setup.py (`dynamic = ["dependencies"]`) does not.
+  const stated = candidates.filter((path) => present.has(path));
+  if (stated.some((path) => !present.get(path)!.dynamicDependencies)) return;
+  const setup = (stated.length > 0 ? stated : candidates)
     .map((path) => `${path.slice(0, -PYPROJECT.length)}setup.py`)
     .find((path) => fileExists(path) === true);
   if (!setup) return;

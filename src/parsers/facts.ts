@@ -472,6 +472,12 @@ export interface ParsedFile {
   readonly library?: boolean;
   /** A pyproject.toml's `[project] requires-python` (`>=3.9,<3.10`): the Pythons its project installs on. */
   readonly requiresPython?: string;
+  /**
+   * A pyproject.toml whose `[project]` leaves its dependencies to the build backend (`dynamic = ["dependencies"]`,
+   * PEP 621) and names no file for them (setuptools' `[tool.setuptools.dynamic]`): a setup.py's install_requires, which
+   * is only known when it runs.
+   */
+  readonly dynamicDependencies?: boolean;
 }
 
 /**

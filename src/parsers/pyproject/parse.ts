@@ -337,8 +337,19 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   // pip refuses to install the project on a Python `requires-python` excludes, and uv resolves for those it admits.
   const requires = lookup(root, 'project', 'requires-python');
   const requiresPython = requires?.kind === 'string' && requires.value.trim() ? requires.value.trim() : undefined;
-  return library || requiresPython
-    ? { ...file, ...(library ? { library: true } : {}), ...(requiresPython ? { requiresPython } : {}) }
+  // Dependencies the build backend provides (PEP 621 `dynamic`), from no file setuptools is told to read.
+  const declaredDynamic = lookup(root, 'project', 'dynamic');
+  const dynamicDependencies =
+    declaredDynamic?.kind === 'array' &&
+    declaredDynamic.items.some((item) => item.kind === 'string' && item.value === 'dependencies') &&
+    dynamic.dependencies.length === 0;
+  return library || requiresPython || dynamicDependencies
+    ? {
+        ...file,
+        ...(library ? { library: true } : {}),
+        ...(requiresPython ? { requiresPython } : {}),
+        ...(dynamicDependencies ? { dynamicDependencies: true } : {}),
+      }
     : file;
 }
 
