@@ -28,6 +28,7 @@ import {
   type PackageFact,
   type ParsedFile,
 } from '../facts.js';
+import { MappedBuilder, type Mapped } from '../mapped.js';
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
 import { isTrue, lookup, readTomlRoot, textSpan, type TomlTable, type TomlValue } from '../toml.js';
@@ -82,6 +83,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   if (!root) return sink.finish(path, 'pyproject', source);
   const indexes = readIndexes(root, sink);
   const routes = readSources(root, sink);
+  const urls = readUrlSources(root);
   readPdmSources(root, sink, indexes, routes);
 
   // Poetry's main dependencies are the project's as much as PEP 621's; its sources are indexes like uv's.
@@ -234,7 +236,17 @@ export function parsePyproject(path: string, text: string): ParsedFile {
       else if (group.machines && !group.machines.includes(machine)) group.machines.push(machine);
       groups.set(key, group);
     };
-    for (const { fact, index: own } of override(variant.declared)) {
+    for (const { fact: declaredFact, index: own } of override(variant.declared)) {
+      // A direct URL source (`vllm = { url = "…/vllm-0.26.0+cu129-….whl" }`): uv installs that file for it.
+      const urlSource = own
+        ? undefined
+        : (urls.get(declaredFact.name) ?? []).find(
+            (candidate) =>
+              (candidate.extra === undefined || candidate.extra === variant.extra) &&
+              (candidate.group === undefined || candidate.group === variant.group) &&
+              sameMachine(candidate.machineMarker, declaredFact.markers),
+          );
+      const fact = (urlSource && fromUrl(declaredFact, urlSource.url)) ?? declaredFact;
       const route = own
         ? { index: own, span: fact.span }
         : (routes.get(fact.name) ?? []).find(
@@ -624,6 +636,57 @@ function readSources(root: TomlTable, sink: FactSink): Map<string, Route[]> {
     routes.set(normalizePythonName(name), list);
   }
   return routes;
+}
+
+/** A `[tool.uv.sources]` entry that installs a package from an address (`{ url = "…whl" }`). */
+interface UrlSource {
+  readonly url: Mapped;
+  readonly extra?: string;
+  readonly group?: string;
+  readonly machineMarker?: string;
+}
+
+/**
+ * `[tool.uv.sources]` entries that name a URL (docs.astral.sh/uv/concepts/projects/dependencies/#url): package → the
+ * addresses that can hold on Linux.
+ */
+function readUrlSources(root: TomlTable): Map<string, UrlSource[]> {
+  const urls = new Map<string, UrlSource[]>();
+  const sources = lookup(root, 'tool', 'uv', 'sources');
+  if (sources?.kind !== 'table') return urls;
+  for (const [name, value] of sources.entries)
+    for (const entry of value.kind === 'array' ? value.items : [value]) {
+      const url = entry.kind === 'table' ? entry.entries.get('url') : undefined;
+      if (entry.kind !== 'table' || url?.kind !== 'string') continue;
+      const marker = entry.entries.get('marker');
+      const markerText = marker?.kind === 'string' ? marker.value : undefined;
+      if (!holdsOnLinux(markerText)) continue;
+      const extra = entry.entries.get('extra');
+      const group = entry.entries.get('group');
+      const list = urls.get(normalizePythonName(name)) ?? [];
+      list.push({
+        url: url.mapped,
+        ...(extra?.kind === 'string' ? { extra: extra.value } : {}),
+        ...(group?.kind === 'string' ? { group: group.value } : {}),
+        ...(markerText?.includes('platform_machine') ? { machineMarker: markerText } : {}),
+      });
+      urls.set(normalizePythonName(name), list);
+    }
+  return urls;
+}
+
+/**
+ * A dependency as uv installs it from its URL source: `name[extras] @ URL ; markers`, read as such a requirement is
+ * (a wheel's name says its version and local label, `+cu129`), positioned at the address.
+ */
+function fromUrl(fact: PackageFact, url: Mapped): PackageFact | undefined {
+  const site = url.site(0, url.text.length);
+  const builder = new MappedBuilder();
+  builder.pushSegment(`${fact.rawName}${fact.extras.length ? `[${fact.extras.join(',')}]` : ''} @ `, -1, site);
+  builder.pushMapped(url);
+  if (fact.markers) builder.pushSegment(` ; ${fact.markers}`, -1, site);
+  const parsed = parsePythonRequirement(builder.build());
+  return parsed.ok ? { ...parsed.fact, context: fact.context } : undefined;
 }
 
 /** A list of PEP 508 strings. */
