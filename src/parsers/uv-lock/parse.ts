@@ -261,7 +261,9 @@ function resolveSelection(
   });
 }
 
-/** The locked entry a reference names: by name and, where given, version and registry; ambiguous → none. */
+/**
+ * The locked entry a reference names: by name and, where given, version, registry and address; ambiguous → none.
+ */
 function resolve(ref: TomlTable, byName: ReadonlyMap<string, readonly Locked[]>): Locked | undefined {
   const name = stringAt(ref, 'name');
   if (!name) return undefined;
@@ -271,6 +273,12 @@ function resolve(ref: TomlTable, byName: ReadonlyMap<string, readonly Locked[]>)
   const origin = ref.entries.get('source');
   const registry = origin?.kind === 'table' ? stringAt(origin, 'registry')?.value : undefined;
   if (registry) candidates = candidates.filter((locked) => locked.registry?.value === registry);
+  // A direct reference names its address (one wheel per platform of a URL source: `{ url = "…x86_64.whl" }`).
+  const direct =
+    origin?.kind === 'table'
+      ? DIRECT_SOURCES.map((key) => stringAt(origin, key)?.value).find((value) => value !== undefined)
+      : undefined;
+  if (direct) candidates = candidates.filter((locked) => locked.direct?.value === direct);
   return candidates.length === 1 ? candidates[0] : undefined;
 }
 
