@@ -209,8 +209,8 @@ export type NgcPytorch = z.infer<typeof NgcPytorch>;
 
 /** An NGC container tag other than the PyTorch rows: the CUDA inside it, and what its release notes say. */
 export const NgcImage = z.strictObject({
-  /** `nvidia/tritonserver` (on nvcr.io). */
-  repository: z.string().regex(/^nvidia\/[a-z0-9._-]+$/),
+  /** `nvidia/tritonserver` (on nvcr.io), or a team's `nvidia/ai-dynamo/vllm-runtime`. */
+  repository: z.string().regex(/^nvidia\/[a-z0-9._-]+(?:\/[a-z0-9._-]+)?$/),
   tag: z.string().min(1),
   /** The CUDA inside (X.Y.Z, or X.Y where the source gives no patch); absent where only the tag is known to exist. */
   cuda: dotted.optional(),

@@ -474,14 +474,16 @@ describe('images', () => {
   it('keeps NGC rows that agree with what their tags say', () => {
     const rows = loadData().images.ngc;
     for (const row of rows) {
-      // A monthly tag (YY.MM-…) names a month; a release tag (nemo-rl's v0.5.0) names none. A tag that names its
-      // CUDA (cuda-dl-base) names the row's CUDA.
+      // A monthly tag (YY.MM-…) names a month; a release tag (nemo-rl's v0.5.0, Dynamo's 0.8.1) names none. A tag
+      // that names its CUDA (cuda-dl-base's cuda12.8, Dynamo's -cuda13) names the row's CUDA.
       const month = /^\d{2}\.(\d{2})/.exec(row.tag)?.[1];
       if (month) expect(Number(month), `${row.repository}:${row.tag}`).toBeGreaterThanOrEqual(1);
       if (month) expect(Number(month), `${row.repository}:${row.tag}`).toBeLessThanOrEqual(12);
+      else if (row.repository.startsWith('nvidia/ai-dynamo/'))
+        expect(row.tag, `${row.repository}:${row.tag}`).toMatch(/^\d+\.\d+\.\d+(?:\.post\d+)?(?:-[a-z0-9-]+)?$/);
       else expect(row.tag, `${row.repository}:${row.tag}`).toMatch(/^v\d+\.\d+/);
-      const named = /-cuda(\d+\.\d+)/.exec(row.tag)?.[1];
-      if (named && row.cuda) expect(row.cuda.startsWith(named), `${row.repository}:${row.tag}`).toBe(true);
+      const named = /-cuda(\d+(?:\.\d+)?)(?![\d.])/.exec(row.tag)?.[1];
+      if (named && row.cuda) expect(`${row.cuda}.`.startsWith(`${named}.`), `${row.repository}:${row.tag}`).toBe(true);
     }
     const keys = rows.map((row) => `${row.repository}:${row.tag}`);
     expect(new Set(keys).size).toBe(keys.length);

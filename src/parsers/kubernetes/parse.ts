@@ -337,7 +337,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
         sink,
         body,
         start,
-        `the image of ${placeholders.map((container) => `container ${container.name}`).join(', ')}, which gets NVIDIA GPUs, cannot be judged: ${placeholders[0]!.image.unresolved}`,
+        `the image of ${[...new Set(placeholders.map(containerLabel))].join(', ')}, which gets NVIDIA GPUs, cannot be judged: ${placeholders[0]!.image.unresolved}`,
         text,
         true,
       );
@@ -638,6 +638,15 @@ function whereTheImageIs(body: string, path: string, index: ServingIndex | undef
  * stringifies with a warning): they would break a JSON report redirected with stderr, and say nothing to the user.
  */
 const YAML_OPTIONS = { uniqueKeys: false, prettyErrors: false, strict: false, logLevel: 'error' } as const;
+
+/**
+ * A container as a message names it: with the part of its workload it belongs to, where the workload has parts
+ * (a DynamoGraphDeployment's `VllmDecodeWorker`, a LeaderWorkerSet's `leader`), whose containers may share a name.
+ */
+function containerLabel(container: ContainerFact): string {
+  const part = / \(([^()]+)\)$/.exec(container.workload)?.[1];
+  return `container ${container.name}${part ? ` (${part})` : ''}`;
+}
 
 /**
  * Whether a document is a template's: Helm's, Go's or Jinja's `{{ … }}`, or a line of Terraform's template directives
