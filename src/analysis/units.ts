@@ -823,12 +823,15 @@ const installers = new WeakMap<
 
 function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   const { label, root, stage, files, invocations, rootPackages, memberPackages } = parts;
-  // An index a pyproject routes packages to on some machines only says nothing of a unit built for another one.
-  const staticClaims = parts.platform
+  // An index a pyproject routes packages to on some machines only says nothing of a unit built for another one: the
+  // machine its FROM names, else, for an image's stage, the one a build runs on by default (an aarch64-only route of
+  // open-instruct's torch is not what an x86_64 build of its CUDA 12.8 image installs).
+  const machine = parts.platform ?? (stage !== undefined ? DEFAULT_MACHINE : undefined);
+  const staticClaims = machine
     ? parts.claims.filter(
         (claim) =>
           !claim.index?.machines ||
-          evaluateMarker(claim.index.machines, { values: { platform_machine: parts.platform! } }) !== false,
+          evaluateMarker(claim.index.machines, { values: { platform_machine: machine } }) !== false,
       )
     : parts.claims;
   const invocationOf = new Map<InstallContext, Invocation>();
@@ -1403,9 +1406,10 @@ const MAX_PINS = 16;
 /** Whether a range (or no version) of a package is met by an exact pin of it in the same unit. */
 function pinnedWithin(pins: ReadonlyMap<string, readonly string[]>, pkg: PackageFact): boolean {
   const versions = pins.get(pkg.name);
-  // torchvision or torchaudio with no pin of its own beside a pinned torch (`sglang[all]==0.5.2` requires torch 2.8.0):
-  // each release requires one torch exactly, so pip takes the one that goes with that torch, not today's newest.
-  if (!versions && (pkg.name === 'torchvision' || pkg.name === 'torchaudio')) return pins.has('torch');
+  // torchvision, torchaudio, vllm or sglang with no pin of its own beside a pinned torch (`sglang[all]==0.5.2` requires
+  // torch 2.8.0; `torchaudio==2.8.0` does): each release requires one torch exactly, so pip takes the one that goes
+  // with that torch, not today's newest.
+  if (!versions && pkg.name !== 'torch' && PICKS_TORCH.has(pkg.name)) return pins.has('torch');
   if (!versions) return false;
   if (pkg.specifier === '' || versions.length > MAX_PINS) return true;
   return versions.some((version) => admits(pkg.specifier, version));
