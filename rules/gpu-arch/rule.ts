@@ -174,6 +174,22 @@ export default defineRule({
           build,
         });
       }
+      // A torchvision or torchaudio pin with no torch pin beside it installs the torch release it belongs to
+      // (each release requires its one torch exactly), that release's build: judged as its pin.
+      if (pins.length === 0)
+        for (const { file, pkg, build } of unit.packages) {
+          if (pkg.name !== 'torchvision' && pkg.name !== 'torchaudio') continue;
+          if (!pkg.exact || !build?.release || build.cpu || !build.cuda || build.missing) continue;
+          if (unit.packages.some((other) => other.pkg.name === 'torch' && other.pkg.exact)) continue;
+          const version = String(build.release.version);
+          pins.push({
+            file,
+            span: pkg.span,
+            subject: `${pkg.rawName}==${pkg.exact} (and the torch ${version} it requires, its ${tagFromCuda(build.cuda)} build)`,
+            build: { version, cuda: build.cuda },
+          });
+          break;
+        }
       // What an unpinned torch or a range installs, where the unit says which release pip takes (one for every Python
       // it may run: `torch` today is 2.14.0, a cu130 build, whose wheels have no sm_70): judged as that release's pin.
       for (const claim of unit.claims) {
