@@ -645,7 +645,7 @@ const YAML_OPTIONS = { uniqueKeys: false, prettyErrors: false, strict: false, lo
  */
 function containerLabel(container: ContainerFact): string {
   const part = / \(([^()]+)\)$/.exec(container.workload)?.[1];
-  return `container ${container.name}${part ? ` (${part})` : ''}`;
+  return `container ${container.name}${part && part !== container.name ? ` (${part})` : ''}`;
 }
 
 /**
