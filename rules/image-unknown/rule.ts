@@ -73,9 +73,10 @@ export default defineRule({
     // Any other unknown image whose name says it is for GPUs, or that the image a Dockerfile builds starts from when
     // the baseline has a fleet to judge it on: a notice.
     for (const file of files) {
-      if (file.kind !== 'dockerfile') continue;
+      if (file.kind !== 'dockerfile' && file.kind !== 'skypilot') continue;
       const last = file.images.at(-1);
-      const built = fleet && last ? baseImage(file, last.stage) : undefined;
+      // A SkyPilot task's container is what runs on the GPUs it asks for, whatever the baseline's fleet.
+      const built = (fleet || file.kind === 'skypilot') && last ? baseImage(file, last.stage) : undefined;
       for (const image of file.images) {
         // A reference a build argument completes is the build's to say (image-pin notes it where pinning is asked),
         // except where it is the base of the image built and a fleet is to run it: its CUDA, and so the drivers it

@@ -881,9 +881,9 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
     }
     return byName.get(pkg.name) ?? [];
   };
-  // A torchvision, torchaudio or vllm range with no torch requirement beside it brings the torch its newest release pins:
-  // only where nothing else may have put torch there (not a stage built FROM another stage of the file; a base
-  // image's own torch pip replaces, as the companion's wheel requires another).
+  // A torchvision, torchaudio, vllm or sglang range with no torch requirement beside it brings the torch its newest
+  // release pins: only where nothing else may have put torch there (not a stage built FROM another stage of the file;
+  // a base image's own torch pip replaces, as the companion's wheel requires another).
   let torch: UnitTorch | undefined;
   const torchOf = (): UnitTorch => (torch ??= unitTorch(root, stage, files, unitPackages));
   const picksTorch = (pkg: PackageFact): boolean =>

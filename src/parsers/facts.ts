@@ -21,7 +21,8 @@ export type FileKind =
   | 'pdm-lock'
   | 'kubernetes'
   | 'compose'
-  | 'cog';
+  | 'cog'
+  | 'skypilot';
 
 export type Ecosystem = 'pip' | 'conda' | 'apt';
 

@@ -21,6 +21,7 @@ import { pixi } from './pixi/index.js';
 import { poetryLock } from './poetry-lock/index.js';
 import { pyproject } from './pyproject/index.js';
 import { requirements } from './requirements/index.js';
+import { skypilot } from './skypilot/index.js';
 import { uvLock } from './uv-lock/index.js';
 
 export type { FileFormat, ParseOptions } from './format.js';
@@ -42,6 +43,7 @@ const FORMATS = {
   kubernetes,
   compose,
   cog,
+  skypilot,
 } as const satisfies Record<FileKind, FileFormat>;
 
 const ALL: readonly FileFormat[] = Object.values(FORMATS);

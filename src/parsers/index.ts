@@ -111,7 +111,8 @@ const CHART_TEMPLATE_PATH = /(?:^|\/)templates\/(?:[^/]+\/)*[^/_][^/]*\.ya?ml$/;
 export function kindByContent(path: string, text: string): FileKind | undefined {
   if (condaByContent(path) && looksLikeConda(text)) return 'conda';
   if (looksLikeManifest(text, path)) return 'kubernetes';
-  return looksLikeCompose(text) ? 'compose' : undefined;
+  if (looksLikeCompose(text)) return 'compose';
+  return looksLikeSkypilot(text) ? 'skypilot' : undefined;
 }
 
 /**
@@ -124,6 +125,18 @@ export function looksLikeCompose(text: string): boolean {
 
 const COMPOSE_SERVICES =
   /^services[ \t]*:[ \t]*(?:#.*)?\r?\n(?:[ \t]*(?:#.*)?\r?\n)*[ \t]+[\w.-]+[ \t]*:[ \t]*(?:#.*|&\S+)?\r?$/m;
+
+/**
+ * A SkyPilot task (docs.skypilot.co/en/latest/reference/yaml-spec.html): a top-level `resources:` mapping that names
+ * what the task runs on (`accelerators`, `image_id`, `infra`, `cloud`), and the task's `setup:` or `run:` commands.
+ */
+export function looksLikeSkypilot(text: string): boolean {
+  return (
+    /^resources[ \t]*:[ \t]*(?:#.*)?\r?$/m.test(text) &&
+    /^[ \t]+(?:-[ \t]+)?(?:accelerators|image_id|infra|cloud)[ \t]*:/m.test(text) &&
+    /^(?:setup|run)[ \t]*:/m.test(text)
+  );
+}
 
 /** A conda environment file: a top-level `dependencies:` list, with `name:` or `channels:` beside it. */
 export function looksLikeConda(text: string): boolean {

@@ -1,4 +1,4 @@
-import { isScalar, parseDocument, type Document, type Node, type YAMLError } from 'yaml';
+import { isMap, isScalar, isSeq, parseDocument, type Document, type Node, type YAMLError, type YAMLMap } from 'yaml';
 import { FactSink, type ParseProblem } from './facts.js';
 import { SourceText } from './source.js';
 import { Mapped, MappedBuilder } from './mapped.js';
@@ -64,4 +64,43 @@ export function yamlProblem(error: YAMLError, text: string): ParseProblem {
     span: { start, end },
     message: `YAML: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
   };
+}
+
+/** The value of a mapping's key (a YAML document's `build`, `resources`), where the node is a mapping that has it. */
+export function valueOf(node: Node | null | undefined, key: string): Node | undefined {
+  if (!isMap(node)) return undefined;
+  for (const pair of (node as YAMLMap).items)
+    if (isScalar(pair.key) && String(pair.key.value) === key) return (pair.value as Node | null) ?? undefined;
+  return undefined;
+}
+
+/** A sequence's items; none where the node is no sequence. */
+export function listOf(node: Node | undefined): readonly Node[] {
+  return isSeq(node) ? (node.items as Node[]) : [];
+}
+
+/**
+ * A literal block scalar (`setup: |`, a script) as a Mapped string whose lines map to the file line by line, past the
+ * block's indentation, so that a command of the script is positioned where it is written; any other scalar as
+ * scalarText maps it.
+ */
+export function blockText(node: Node | null | undefined, source: SourceText): Mapped | undefined {
+  if (!node || !isScalar(node) || node.type !== 'BLOCK_LITERAL' || typeof node.value !== 'string' || !node.range)
+    return scalarText(node, source);
+  const text = source.text;
+  const [start, end] = node.range;
+  let at = text.indexOf('\n', start) + 1;
+  if (at <= 0 || at > end) return scalarText(node, source);
+  const builder = new MappedBuilder();
+  const lines = node.value.split('\n');
+  for (const [i, line] of lines.entries()) {
+    if (at > end && line !== '') return scalarText(node, source);
+    const lineEnd = text.indexOf('\n', at) < 0 ? text.length : text.indexOf('\n', at);
+    const written = text.slice(at, lineEnd).replace(/\r$/, '');
+    if (line !== '' && !written.endsWith(line)) return scalarText(node, source);
+    if (line !== '') builder.pushSegment(line, at + written.length - line.length);
+    if (i < lines.length - 1) builder.pushSegment('\n', Math.min(lineEnd, text.length - 1));
+    at = lineEnd + 1;
+  }
+  return builder.build();
 }

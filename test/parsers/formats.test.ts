@@ -37,8 +37,8 @@ describe('the format registry', () => {
     for (const kind of FILE_KIND_NAMES) {
       const format = formatOf(kind);
       expect(format.kind).toBe(kind);
-      // A Kubernetes manifest is known by its content only.
-      expect(formatByName(format.fileName)?.kind).toBe(kind === 'kubernetes' ? undefined : kind);
+      // A Kubernetes manifest and a SkyPilot task are known by their content only.
+      expect(formatByName(format.fileName)?.kind).toBe(kind === 'kubernetes' || kind === 'skypilot' ? undefined : kind);
       expect(parseFile(format.fileName, '', kind).kind).toBe(kind);
     }
   });

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { CORPUS, inputPaths, ROOT } from './harness.js';
 import type { FileKind } from '../../src/parsers/facts.js';
 import { formatOf } from '../../src/parsers/formats.js';
-import { classifyPath, looksLikeManifest } from '../../src/parsers/index.js';
+import { classifyPath, looksLikeManifest, looksLikeSkypilot } from '../../src/parsers/index.js';
 
 /** Cases per property: FUZZ_RUNS (`npm run fuzz` sets 100,000), else a sample of 1,500 for every test run. */
 export const RUNS = Number(process.env.FUZZ_RUNS ?? 1500);
@@ -24,7 +24,13 @@ export function seeds(kind: Kind): string[] {
         const text = readFileSync(join(rules, rule, name, path), 'utf8');
         const fileKind: Kind =
           classifyPath(path) ??
-          (/\.ya?ml$/.test(path) ? (looksLikeManifest(text) ? 'kubernetes' : 'conda') : 'requirements');
+          (/\.ya?ml$/.test(path)
+            ? looksLikeManifest(text)
+              ? 'kubernetes'
+              : looksLikeSkypilot(text)
+                ? 'skypilot'
+                : 'conda'
+            : 'requirements');
         if (fileKind === kind) out.push(text);
       }
     }
@@ -35,7 +41,7 @@ export function seeds(kind: Kind): string[] {
   // Real pyproject.toml files (fixtures/corpus-packaging).
   const packaging = join(ROOT, 'fixtures', 'corpus-packaging');
   const ending =
-    kind === 'dockerfile' || kind === 'requirements' || kind === 'conda' || kind === 'kubernetes'
+    kind === 'dockerfile' || kind === 'requirements' || kind === 'conda' || kind === 'kubernetes' || kind === 'skypilot'
       ? undefined
       : formatOf(kind).fileName;
   // Files up to 64 KiB: a mutated seed is parsed once per case, and the large real locks are for their own tests.

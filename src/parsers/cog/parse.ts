@@ -13,15 +13,15 @@
  *   project, which is cog.yaml's folder) are what pip installs; `build.run` commands run after them.
  * - With `build.gpu` false the image is `python:<version>-slim`, with no CUDA of its own.
  */
-import { isMap, isScalar, isSeq, type Node, type YAMLMap } from 'yaml';
+import { isMap, isScalar, type Node } from 'yaml';
 import type { ContextDraft, FactSink, ParsedFile } from '../facts.js';
 import { parseImageRef } from '../image-ref.js';
-import { mayInstall, recordInstallCommand, unreadInstall } from '../installers.js';
+import { readScript } from '../installers.js';
 import type { Mapped } from '../mapped.js';
 import { addRequirementsContext, parseRequirementLine } from '../requirements/parse.js';
-import { readCommands, withCommandStrings, type Resolver } from '../shell.js';
+import type { Resolver } from '../shell.js';
 import type { Span } from '../source.js';
-import { readYamlDocument, scalarText } from '../yaml-text.js';
+import { listOf, readYamlDocument, scalarText, valueOf } from '../yaml-text.js';
 
 /** Cog's own environment variables are set outside cog.yaml: a `$NAME` in a run command is not known here. */
 const unknownVariable: Resolver = (name) => ({ unresolved: `$${name} is set outside cog.yaml, when the build runs` });
@@ -89,7 +89,7 @@ export function parseCog(path: string, text: string): ParsedFile {
   }
   for (const item of listOf(valueOf(build, 'run'))) {
     const command = scalarText(isMap(item) ? valueOf(item, 'command') : item, source);
-    if (command) readRun(sink, command, context);
+    if (command) readScript(sink, command, context.stage ?? 0, unknownVariable, 'the build.run command');
   }
   return sink.finish(path, 'cog', source);
 }
@@ -115,29 +115,6 @@ function packageLine(sink: FactSink, line: Mapped, context: ContextDraft): void 
     sink.addIndex(context, { kind, url, urlSpan, span, context: context.id });
   }
   parseRequirementLine(sink, line.slice(0, end), context);
-}
-
-/** A `build.run` command: its installs, as a Dockerfile RUN's are read, and what it runs that is not read, said. */
-function readRun(sink: FactSink, script: Mapped, context: ContextDraft): void {
-  const read = withCommandStrings(readCommands(script, unknownVariable), unknownVariable);
-  for (const words of read.commands) {
-    if (mayInstall(words)) recordInstallCommand(sink, words, context.stage ?? 0, unknownVariable);
-    else {
-      const unread = unreadInstall(words, 'the build.run command');
-      if (unread) sink.unresolved.push(unread);
-    }
-  }
-}
-
-function valueOf(node: Node | null | undefined, key: string): Node | undefined {
-  if (!isMap(node)) return undefined;
-  for (const pair of (node as YAMLMap).items)
-    if (isScalar(pair.key) && String(pair.key.value) === key) return (pair.value as Node | null) ?? undefined;
-  return undefined;
-}
-
-function listOf(node: Node | undefined): readonly Node[] {
-  return isSeq(node) ? (node.items as Node[]) : [];
 }
 
 function rangeOf(node: Node): Span {

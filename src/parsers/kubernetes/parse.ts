@@ -90,7 +90,8 @@ export interface ServingIndex {
   readonly patches?: Readonly<Record<string, KustomizePatch>>;
   /**
    * The names of the repository's ResourceClaims and ResourceClaimTemplates that ask NVIDIA's DRA driver for GPUs
-   * (gpuClaims): Kubernetes resolves a pod's claim by name, not by file, and claims are often kept in files of their own.
+   * (gpuClaims): Kubernetes resolves a pod's claim by name, not by file, and claims are often kept in files of their
+   * own.
    */
   readonly claims?: readonly string[];
 }
