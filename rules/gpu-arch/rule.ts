@@ -110,7 +110,6 @@ export default defineRule({
         ...(info.lastCudaMajor ? { lastCudaMajor: info.lastCudaMajor } : {}),
         record: info.record,
       }));
-    if (fleet.length === 0) return;
     const fleetDriver = pools.length > 0 ? undefined : baseline.driver.minimum;
     if (fleetDriver && policy) {
       baseline.gpus.forEach((name, index) => {
@@ -128,6 +127,12 @@ export default defineRule({
     }
     const scope = fleetScope(files, kb);
     for (const unit of units) {
+      // A workload that names the GPUs it runs on (a SkyPilot task's accelerators) is judged on those, fleet or none.
+      if (unit.root.gpus?.length) {
+        checkOwnGpus(unit, unit.root.gpus, kb, reportAll);
+        continue;
+      }
+      if (fleet.length === 0) continue;
       if (unit.container && pools.length > 0) {
         checkContainer(unit, pools, kb, reportAll, verdict);
         continue;
@@ -137,74 +142,8 @@ export default defineRule({
       if (pools.length > 0)
         for (const claim of gpuClaims(unit))
           for (const hit of poolHits(claim, pools, kb)) verdict(hitVerdict(unit, claim, hit));
-      for (const claim of unit.claims) {
-        if (claim.kind !== 'image' && claim.kind !== 'conda' && claim.kind !== 'apt') continue;
-        const cuda = claimCuda(claim);
-        for (const gpu of fleet) {
-          const data = { subject: claim.subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.runsFrom };
-          const miss = gpuMiss(claim, gpu);
-          if (miss === 'tooOld') {
-            // Only PTX the build ships runs there: not known of an image or a toolkit, so never an error.
-            report({
-              messageId: 'tooOld',
-              data: { ...data, source: cite(gpu.record), fromPtx: FROM_PTX },
-              file: claim.file,
-              span: claim.span,
-              severity: 'warning',
-              unverified: isUnverified(gpu.record),
-            });
-          } else if (miss === 'dropped') {
-            report({
-              messageId: 'dropped',
-              data: { ...data, last: gpu.lastCudaMajor!, next: gpu.lastCudaMajor! + 1, source: cite(gpu.record) },
-              file: claim.file,
-              span: claim.span,
-              unverified: isUnverified(gpu.record),
-            });
-          }
-        }
-      }
-      const pins: TorchPin[] = [];
-      for (const { file, pkg, build } of unit.packages) {
-        if (!build || pkg.name !== 'torch' || build.cpu || !build.cuda || build.missing) continue;
-        pins.push({
-          file,
-          span: pkg.span,
-          subject: `torch ${pkg.exact}${pkg.localLabel ? '' : ` (${tagFromCuda(build.cuda)} build)`}`,
-          build,
-        });
-      }
-      // A torchvision or torchaudio pin with no torch pin beside it installs the torch release it belongs to
-      // (each release requires its one torch exactly), that release's build: judged as its pin.
-      if (pins.length === 0)
-        for (const { file, pkg, build } of unit.packages) {
-          if (pkg.name !== 'torchvision' && pkg.name !== 'torchaudio') continue;
-          if (!pkg.exact || !build?.release || build.cpu || !build.cuda || build.missing) continue;
-          if (unit.packages.some((other) => other.pkg.name === 'torch' && other.pkg.exact)) continue;
-          const version = String(build.release.version);
-          pins.push({
-            file,
-            span: pkg.span,
-            subject: `${pkg.rawName}==${pkg.exact} (and the torch ${version} it requires, its ${tagFromCuda(build.cuda)} build)`,
-            build: { version, cuda: build.cuda },
-          });
-          break;
-        }
-      // What an unpinned torch or a range installs, where the unit says which release pip takes (one for every Python
-      // it may run: `torch` today is 2.14.0, a cu130 build, whose wheels have no sm_70): judged as that release's pin.
-      for (const claim of unit.claims) {
-        const release = claim.kind === 'implied' && claim.package?.name === 'torch' ? claim.record : undefined;
-        if (!release || !('version' in release) || !claim.newest || claim.newest.includes(' or ')) continue;
-        if (claim.precision !== 'minor' || claim.index) continue;
-        const version = String(release.version);
-        pins.push({
-          file: claim.file,
-          span: claim.span,
-          subject: `${claim.subject} (torch ${version} today, its ${tagFromCuda(claim.cuda)} build on PyPI)`,
-          build: { version, cuda: claim.cuda },
-        });
-      }
-      pins.push(...rangePicks(unit, pins, kb));
+      checkToolkitClaims(unit, fleet, report);
+      const pins = torchPins(unit, kb);
       for (const pin of pins) {
         const { file, span } = pin;
         for (const gpu of fleet) checkTorchBuild(pin, gpu, kb, report);
@@ -228,11 +167,117 @@ export default defineRule({
         }
       }
     }
-    for (const file of files) for (const env of ownArchValues(file.env)) checkArchList(file, env, fleet, fleetReport);
+    if (fleet.length > 0)
+      for (const file of files) for (const env of ownArchValues(file.env)) checkArchList(file, env, fleet, fleetReport);
     held?.flush();
     merged?.flush();
   },
 });
+
+/** A unit's image, conda and apt CUDA against each GPU: too old to compile native code for it, or past its last CUDA. */
+function checkToolkitClaims(unit: Unit, fleet: readonly FleetGpu[], report: Reporter<MessageId>): void {
+  for (const claim of unit.claims) {
+    if (claim.kind !== 'image' && claim.kind !== 'conda' && claim.kind !== 'apt') continue;
+    const cuda = claimCuda(claim);
+    for (const gpu of fleet) {
+      const data = { subject: claim.subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.runsFrom };
+      const miss = gpuMiss(claim, gpu);
+      if (miss === 'tooOld') {
+        // Only PTX the build ships runs there: not known of an image or a toolkit, so never an error.
+        report({
+          messageId: 'tooOld',
+          data: { ...data, source: cite(gpu.record), fromPtx: FROM_PTX },
+          file: claim.file,
+          span: claim.span,
+          severity: 'warning',
+          unverified: isUnverified(gpu.record),
+        });
+      } else if (miss === 'dropped') {
+        report({
+          messageId: 'dropped',
+          data: { ...data, last: gpu.lastCudaMajor!, next: gpu.lastCudaMajor! + 1, source: cite(gpu.record) },
+          file: claim.file,
+          span: claim.span,
+          unverified: isUnverified(gpu.record),
+        });
+      }
+    }
+  }
+}
+
+/**
+ * The torch builds a unit installs, as pins to judge the GPUs' kernels with: its torch pins, else the torch a
+ * companion's pin brings, and what an unpinned torch or a range installs where the unit says which release.
+ */
+function torchPins(unit: Unit, kb: KnowledgeBase): TorchPin[] {
+  const pins: TorchPin[] = [];
+  for (const { file, pkg, build } of unit.packages) {
+    if (!build || pkg.name !== 'torch' || build.cpu || !build.cuda || build.missing) continue;
+    pins.push({
+      file,
+      span: pkg.span,
+      subject: `torch ${pkg.exact}${pkg.localLabel ? '' : ` (${tagFromCuda(build.cuda)} build)`}`,
+      build,
+    });
+  }
+  // A torchvision or torchaudio pin with no torch pin beside it installs the torch release it belongs to
+  // (each release requires its one torch exactly), that release's build: judged as its pin.
+  if (pins.length === 0)
+    for (const { file, pkg, build } of unit.packages) {
+      if (pkg.name !== 'torchvision' && pkg.name !== 'torchaudio') continue;
+      if (!pkg.exact || !build?.release || build.cpu || !build.cuda || build.missing) continue;
+      if (unit.packages.some((other) => other.pkg.name === 'torch' && other.pkg.exact)) continue;
+      const version = String(build.release.version);
+      pins.push({
+        file,
+        span: pkg.span,
+        subject: `${pkg.rawName}==${pkg.exact} (and the torch ${version} it requires, its ${tagFromCuda(build.cuda)} build)`,
+        build: { version, cuda: build.cuda },
+      });
+      break;
+    }
+  // What an unpinned torch or a range installs, where the unit says which release pip takes (one for every Python
+  // it may run: `torch` today is 2.14.0, a cu130 build, whose wheels have no sm_70): judged as that release's pin.
+  for (const claim of unit.claims) {
+    const release = claim.kind === 'implied' && claim.package?.name === 'torch' ? claim.record : undefined;
+    if (!release || !('version' in release) || !claim.newest || claim.newest.includes(' or ')) continue;
+    if (claim.precision !== 'minor' || claim.index) continue;
+    const version = String(release.version);
+    pins.push({
+      file: claim.file,
+      span: claim.span,
+      subject: `${claim.subject} (torch ${version} today, its ${tagFromCuda(claim.cuda)} build on PyPI)`,
+      build: { version, cuda: claim.cuda },
+    });
+  }
+  pins.push(...rangePicks(unit, pins, kb));
+  return pins;
+}
+
+/**
+ * A unit whose workload names the GPU models it runs on (a SkyPilot task's `accelerators`): its CUDA and torch builds
+ * judged on each of them. Where it names several (`{L4: 1, A100: 1}`: SkyPilot takes whichever is available), a GPU
+ * the build cannot run on is a warning: another may be the one it gets.
+ */
+function checkOwnGpus(unit: Unit, names: readonly string[], kb: KnowledgeBase, reportAll: Reporter<MessageId>): void {
+  const gpus = names
+    .map((name) => ({ name, info: kb.gpu(name) }))
+    .filter((gpu): gpu is { name: string; info: GpuInfo } => gpu.info !== undefined)
+    .map<FleetGpu>(({ name, info }) => ({
+      label: name,
+      cc: info.cc,
+      runsFrom: info.runsFrom,
+      ...(info.lastCudaMajor ? { lastCudaMajor: info.lastCudaMajor } : {}),
+      record: info.record,
+    }));
+  if (gpus.length === 0) return;
+  const merged = mergingReporter(reportAll);
+  const report: Reporter<MessageId> =
+    new Set(gpus.map((gpu) => gpu.cc)).size > 1 ? (draft) => merged({ ...draft, severity: 'warning' }) : merged;
+  checkToolkitClaims(unit, gpus, report);
+  for (const pin of torchPins(unit, kb)) for (const gpu of gpus) checkTorchBuild(pin, gpu, kb, report);
+  merged.flush();
+}
 
 /** The findings said once per place for every GPU they hold for (one cause, one finding: sweeps 18 and 19). */
 const MERGED: Partial<Record<MessageId, MessageId>> = {

@@ -479,6 +479,11 @@ export interface ParsedFile {
    * is only known when it runs.
    */
   readonly dynamicDependencies?: boolean;
+  /**
+   * The GPU models the file's workload names as the ones it runs on (a SkyPilot task's `accelerators`: `H100:8`,
+   * `{L4: 1, A100: 1}`), whichever of them it gets.
+   */
+  readonly gpus?: readonly string[];
 }
 
 /**

@@ -40,7 +40,20 @@ export function parseSkypilot(path: string, text: string): ParsedFile {
     const script = blockText(valueOf(root, key), source);
     if (script) readScript(sink, script, 0, resolve, `the task's ${key}`);
   }
-  return sink.finish(path, 'skypilot', source);
+  const gpus = [resources, ...candidates].flatMap((node) => accelerators(valueOf(node, 'accelerators')));
+  const file = sink.finish(path, 'skypilot', source);
+  return gpus.length > 0 ? { ...file, gpus: [...new Set(gpus)] } : file;
+}
+
+/**
+ * The GPU models of `accelerators` (docs.skypilot.co, yaml-spec: `V100:8`, `{A100:1, V100:1}` for any of them, a list
+ * for any of them in order), without their counts.
+ */
+function accelerators(node: Node | undefined): string[] {
+  const name = (text: string): string => text.replace(/:\s*\d+(?:\.\d+)?\s*$/, '').trim();
+  if (isScalar(node) && typeof node.value === 'string') return node.value.trim() ? [name(node.value)] : [];
+  if (isMap(node)) return node.items.flatMap((pair) => (isScalar(pair.key) ? [name(String(pair.key.value))] : []));
+  return listOf(node).flatMap((item) => (isScalar(item) && typeof item.value === 'string' ? [name(item.value)] : []));
 }
 
 /**
