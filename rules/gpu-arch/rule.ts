@@ -174,7 +174,7 @@ export default defineRule({
   },
 });
 
-/** A unit's image, conda and apt CUDA against each GPU: too old to compile native code for it, or past its last CUDA. */
+/** A unit's image, conda and apt CUDA on each GPU: too old to compile native code for it, or past its last CUDA. */
 function checkToolkitClaims(unit: Unit, fleet: readonly FleetGpu[], report: Reporter<MessageId>): void {
   for (const claim of unit.claims) {
     if (claim.kind !== 'image' && claim.kind !== 'conda' && claim.kind !== 'apt') continue;
