@@ -1161,15 +1161,18 @@ function keptTorch(
   const base = baseImages(root).get(StageTree.of(root).root(stage));
   const name =
     base && !base.unresolved ? (base.registry ? `${base.registry}/${base.repository}` : base.repository) : '';
-  const vendorTorch = name !== '' && kb.torchImage(name) !== undefined;
+  const ships = name !== '' ? kb.shippedPackages(name, base?.tag ?? 'latest') : new Set<string>();
+  const vendorTorch = ships.has('torch');
   const otherNgc = base?.registry === 'nvcr.io' && base.repository !== 'nvidia/pytorch';
   const shipped = shippedTorch(root, stage, kb);
   // torchvision and torchaudio ship with the torch of pytorch/pytorch's images (and NGC's torchvision with its
   // PyTorch's): kept where the range admits the one that belongs to it, or where which one that is is not recorded.
   const companions = shipped !== undefined ? kb.companions(shipped.replace(/\+.*$/, '')) : undefined;
   const keptPinners = pinners.filter((pkg) => {
-    if (vendorTorch || otherNgc) return true;
+    if (otherNgc || ships.has(pkg.name)) return true;
     if (pkg.name !== 'torchvision' && pkg.name !== 'torchaudio') return false;
+    // A vendor's torch comes with its companions, whose versions are not recorded either.
+    if (vendorTorch) return true;
     if (shipped === undefined) return false;
     const versions = companions?.[pkg.name];
     return !versions || versions.some((version) => admitsInstalled(pkg.specifier, version));

@@ -1102,10 +1102,18 @@ export class KnowledgeBase {
     return this.cached('driverToolImage', name, () => (new RegExp(record.pattern).test(name) ? record : undefined));
   }
 
-  /** The record that says a vendor's image ships torch (and vLLM or SGLang with it), if it does. */
-  torchImage(name: string): Sourced | undefined {
-    const record = this.data.images.torchImages;
-    return this.cached('torchImage', name, () => (new RegExp(record.pattern).test(name) ? record : undefined));
+  /**
+   * The Python packages a vendor's image ships of versions the knowledge does not record (torch; vllm or sglang where
+   * the image or its tag has them): pip keeps them for a requirement that admits them.
+   */
+  shippedPackages(name: string, tag: string): ReadonlySet<string> {
+    return this.cached('shippedPackages', `${name}:${tag}`, () => {
+      const ships = new Set<string>();
+      for (const row of this.data.images.torchImages.images)
+        if (new RegExp(row.pattern).test(name) && (row.tag === undefined || new RegExp(row.tag).test(tag)))
+          for (const pkg of row.ships) ships.add(pkg);
+      return ships;
+    });
   }
 
   /** The record that says a Docker Hub name is a Docker Official Image (which ships no CUDA), if it is one. */

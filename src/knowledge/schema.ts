@@ -340,7 +340,19 @@ export const Images = z.strictObject({
    */
   driverToolImages: z.strictObject({ pattern: z.string().refine(compiles, 'not a regular expression'), ...sourced }),
   /** Vendor images that ship torch (and vLLM or SGLang with it) whose version the knowledge does not record. */
-  torchImages: z.strictObject({ pattern: z.string().refine(compiles, 'not a regular expression'), ...sourced }),
+  torchImages: z.strictObject({
+    description: z.string(),
+    images: z.array(
+      z.strictObject({
+        pattern: z.string().refine(compiles, 'not a regular expression'),
+        /** Where only some tags ship a framework (verl's app tags name vllm or sglang; its base tags ship neither). */
+        tag: z.string().refine(compiles, 'not a regular expression').optional(),
+        /** The Python packages the image ships (torch, vllm, sglang), of versions not recorded. */
+        ships: z.array(z.string()),
+        ...sourced,
+      }),
+    ),
+  }),
   /** Docker Official Images (a selection): none ships CUDA. */
   officialImages: z.strictObject({ names: z.array(z.string()), ...sourced }),
   /** Package-manager images on a plain OS: no CUDA, unless the tag names an nvidia/cuda-based variant. */
