@@ -115,6 +115,7 @@ export function indexSubject(file: ParsedFile, index: IndexFact): string {
   if (written === 'registry') return `the registry ${index.url}`;
   // No alternative named: an index whose URL a conditional value built shows that value in its URL, and one that
   // every reading shares is one finding.
+  if (index.written) return `${index.written} (${index.url})`;
   return `${index.kind === 'find-links' ? '--find-links' : `--${index.kind}`} ${index.url}`;
 }
 

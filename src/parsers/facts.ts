@@ -138,6 +138,11 @@ export interface IndexFact extends Spanned {
    * by `or`. On another machine the packages come from elsewhere.
    */
   readonly machines?: string;
+  /**
+   * How the install names the index where it writes no URL: uv's `--torch-backend=cu129`, `UV_TORCH_BACKEND=cu130`
+   * (the PyTorch index of that build, docs.astral.sh/uv/guides/integration/pytorch): messages name it so.
+   */
+  readonly written?: string;
 }
 
 export interface IncludeFact extends Spanned {

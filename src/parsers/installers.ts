@@ -1069,7 +1069,8 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
         sink.options.push({ name: 'torch-backend-auto', span, context: context.id });
       } else if (spec.role === 'torch-backend' && value) {
         const url = /^cu\d+$|^cpu$/.test(valueText) ? `https://download.pytorch.org/whl/${valueText}` : valueText;
-        const fact = { kind: 'index-url' as const, url, urlSpan: valueSpan, span, context: context.id };
+        const written = `${name}=${valueText}`;
+        const fact = { kind: 'index-url' as const, url, urlSpan: valueSpan, span, context: context.id, written };
         sink.addIndex(context, fact);
       }
       continue;

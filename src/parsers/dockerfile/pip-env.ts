@@ -17,6 +17,8 @@ interface Setting {
   readonly url: string;
   readonly urlSpan: Span;
   readonly span: Span;
+  /** As IndexFact's: `UV_TORCH_BACKEND=cu130`, which names no URL. */
+  readonly written?: string;
 }
 
 type Tool = 'pip' | 'uv';
@@ -166,6 +168,7 @@ export class PipEnv {
           urlSpan: setting.urlSpan,
           span: setting.span,
           context: context.id,
+          ...(setting.written ? { written: setting.written } : {}),
         };
         sink.addIndex(context, fact);
       }
@@ -202,7 +205,13 @@ export class PipEnv {
 /** uv's `--torch-backend`/`UV_TORCH_BACKEND` value `cu126` or `cpu`: the PyTorch index it installs from. */
 function torchBackendIndex(value: string, urlSpan: Span, span: Span): Setting | undefined {
   if (!/^(cu\d+|cpu)$/.test(value)) return undefined;
-  return { kind: 'index-url', url: `https://download.pytorch.org/whl/${value}`, urlSpan, span };
+  return {
+    kind: 'index-url',
+    url: `https://download.pytorch.org/whl/${value}`,
+    urlSpan,
+    span,
+    written: `UV_TORCH_BACKEND=${value}`,
+  };
 }
 
 /**
