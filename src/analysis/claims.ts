@@ -435,7 +435,17 @@ export interface ImageCuda {
  */
 export function imageCuda(image: ImageFact, kb: KnowledgeBase): ImageCuda | undefined {
   if (image.unresolved) return writtenNvidiaCuda(image, kb);
-  return (image.tag ? snapshotCuda(image, image.tag, kb) : undefined) ?? configImageCuda(image, kb);
+  return snapshotCuda(image, lookupTag(image), kb) ?? configImageCuda(image, kb);
+}
+
+/**
+ * The tag the snapshot is asked for: the one written, else `latest`, which a reference with neither tag nor digest
+ * pulls (Docker: "If you omit the tag, Docker uses :latest"); a reference by digest alone is asked with no tag, so
+ * that only rows that read the CUDA from the image's name (Azure's `…-cu118-…`) answer.
+ */
+function lookupTag(image: ImageFact): string {
+  if (image.tag !== undefined) return image.tag;
+  return image.digest ? '' : 'latest';
 }
 
 /**
@@ -468,7 +478,7 @@ export function snapshotKnows(image: ImageFact, kb: KnowledgeBase): boolean {
     kb.driverToolImage(name) !== undefined ||
     kb.acceleratorImage(name) !== undefined ||
     kb.toolImage(name, image.tag ?? 'latest') !== undefined ||
-    (image.tag !== undefined && snapshotCuda(image, image.tag, kb) !== undefined)
+    snapshotCuda(image, lookupTag(image), kb) !== undefined
   );
 }
 
