@@ -19,6 +19,9 @@ import { defineRule, type Reporter } from '../../src/rule.js';
 const GPU_NAME =
   /cuda|gpu|nvidia|nvcr|torch|tensorflow|triton|tensorrt|vllm|sglang|jax|rapids|cupy|nemo|deepspeed|megatron|ray-ml|ray-llm|text-generation-inference|(?:^|[^a-z])cu\d{2,3}(?![0-9])/i;
 
+/** A tag that names the CPU build as a word of its own (`-cpu`, `cpu-`, `_cpu`). */
+const CPU_TAG = /(?:^|[-_.])cpu(?:$|[-_.])/i;
+
 const LOOKUP =
   'Images are looked up in their registries by the App and the Action, and by the CLI with --online (or registries.lookup: true in the baseline); private registries need registries.credentials.';
 
@@ -93,7 +96,9 @@ export default defineRule({
             });
           continue;
         }
-        if (!(image === built || GPU_NAME.test(image.reference)) || !unknown(image, kb)) continue;
+        // A name that says GPUs, unless its tag says it is the CPU build (`substratusai/vllm:v0.6.3.post1-cpu`).
+        const named = GPU_NAME.test(image.reference) && !CPU_TAG.test(image.tag ?? '');
+        if (!(image === built || named) || !unknown(image, kb)) continue;
         if (imageWithoutCuda(image, kb) || kb.imageLookup(image)?.state === 'missing' || !once(file, image)) continue;
         const why = whyUnknown(image, kb);
         report({
