@@ -82,9 +82,11 @@ export function looksLikeManifest(text: string, path = ''): boolean {
   // A compiled Kubeflow pipeline has no apiVersion: its executors' containers are read as a manifest's.
   if (looksLikePipelineSpec(text)) return true;
   if (looksLikeChartTemplate(path, text)) return true;
-  // A file of GPU claims alone: pods of other files that name them get GPUs (read into the repository's index).
+  // A file of GPU claims alone, or of llmaz models whose flavors ask for GPUs: pods and Playgrounds of other files
+  // that name them get GPUs (read into the repository's index).
   if (/^apiVersion:[ \t]*resource\.k8s\.io\//m.test(text) && GPU_CLAIM_KIND.test(text) && GPU_CLASS.test(text))
     return true;
+  if (LLMAZ_KIND.test(text) && /^apiVersion:[ \t]*(?:inference\.)?llmaz\.io\//m.test(text)) return true;
   if (!/^apiVersion:[ \t]*\S/m.test(text) || !(WORKLOAD_SHAPE.test(text) || GPU_BY_KIND_NAME.test(text))) return false;
   // A manifest whose `kind:` is mis-indented (YAML cannot read it, nor can kubectl) still says what it is by a GPU
   // request: read, it fails closed on its YAML errors rather than being passed over.
@@ -103,6 +105,9 @@ function looksLikeChartTemplate(path: string, text: string): boolean {
 }
 
 const CHART_TEMPLATE_PATH = /(?:^|\/)templates\/(?:[^/]+\/)*[^/_][^/]*\.ya?ml$/;
+
+/** llmaz's model and its Playground, which claims a model by name (InftyAI/llmaz api/inference/v1alpha1). */
+const LLMAZ_KIND = /^kind:[ \t]*["']?(?:OpenModel|Playground)["']?[ \t]*$/m;
 
 /**
  * What a YAML file that no name claims is, from its content: a conda environment where the path hints at one, else a

@@ -94,6 +94,11 @@ export interface ServingIndex {
    * own.
    */
   readonly claims?: readonly string[];
+  /**
+   * The names of the repository's llmaz OpenModels whose inference flavors ask for NVIDIA GPUs (gpuModels): a
+   * Playground claims its model by name (`modelClaim.modelName`), cluster-wide, not by file.
+   */
+  readonly models?: readonly string[];
 }
 
 /**
@@ -182,9 +187,11 @@ export function servingIndex(
   const runtimes = new Map<string, string[]>();
   const asked: { path: string; runtime: string; label: string; placed: boolean }[] = [];
   const claims = new Set<string>();
+  const models = new Set<string>();
   for (const { path, text } of files) {
     const claiming = text.includes('ResourceClaim');
-    if (!text.includes('ServingRuntime') && !text.includes('InferenceService') && !claiming) continue;
+    const modelling = text.includes('OpenModel');
+    if (!text.includes('ServingRuntime') && !text.includes('InferenceService') && !claiming && !modelling) continue;
     const own = new Set<string>();
     const wanted: { runtime: string; label: string; placed: boolean }[] = [];
     for (const body of text.split(/^(?:---|\.\.\.)(?=[ \t\r\n]|$)/m)) {
@@ -192,6 +199,8 @@ export function servingIndex(
       const name = METADATA_NAME.exec(body)?.[1];
       if (claiming && name && (kind === 'ResourceClaim' || kind === 'ResourceClaimTemplate') && GPU_CLASS.test(body))
         claims.add(name);
+      if (modelling && name && kind === 'OpenModel' && /^[ \t]+flavors[ \t]*:/m.test(body) && asksForGpus(body))
+        models.add(name);
       if ((kind === 'ServingRuntime' || kind === 'ClusterServingRuntime') && name) own.add(name);
       if (kind !== 'InferenceService' || !asksForGpus(body)) continue;
       const runtime = RUNTIME_NAME.exec(body)?.[1];
@@ -208,11 +217,12 @@ export function servingIndex(
     named.add(runtime);
     if (!placed) (services[runtime] ??= []).push({ path, label });
   }
-  if (named.size === 0 && claims.size === 0) return undefined;
+  if (named.size === 0 && claims.size === 0 && models.size === 0) return undefined;
   return {
     runtimes: Object.fromEntries([...runtimes].filter(([name]) => named.has(name))),
     services,
     ...(claims.size > 0 ? { claims: [...claims] } : {}),
+    ...(models.size > 0 ? { models: [...models] } : {}),
   };
 }
 
@@ -234,7 +244,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
   const docs = parseAllDocuments(withoutDefinitions(text), YAML_OPTIONS);
   const list = Array.isArray(docs) ? docs : [docs];
   const claims = gpuClaims(list, text, options.serving?.claims);
-  const models = gpuModels(list, text);
+  const models = gpuModels(list, text, options.serving?.models);
   const runtimes = runtimesServing(list, text, path, options.serving);
   const images = options.images ?? {};
   // A compiled pipeline YAML cannot read that asks for no accelerator holds no GPU container to miss.
@@ -817,8 +827,12 @@ function gpuClaims(docs: readonly Document[], text: string, elsewhere: readonly 
  * .limits: {nvidia.com/gpu: 1}`): llmaz writes a flavor's limits into the pods of the Playground that serves the
  * model (InftyAI/llmaz api/core/v1alpha1/model_types.go, Flavor.Limits).
  */
-function gpuModels(docs: readonly Document.Parsed[] | readonly Document[], text: string): ReadonlySet<string> {
-  const names = new Set<string>();
+function gpuModels(
+  docs: readonly Document.Parsed[] | readonly Document[],
+  text: string,
+  elsewhere: readonly string[] = [],
+): ReadonlySet<string> {
+  const names = new Set<string>(elsewhere);
   for (const doc of docs) {
     if (doc.errors.length > 0) continue;
     const [start, , end] = doc.range ?? [0, 0, 0];
