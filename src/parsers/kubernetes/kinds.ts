@@ -134,8 +134,28 @@ export const GPU_RESOURCE = String.raw`nvidia\.com\/(?:gpu(?:\.shared)?|pgpu|mig
  * learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/nvadsa10v5-series) and NVv3 (`Standard_NV12s_v3`,
  * Tesla M60), not NVv4 or NVads V710 v5 (AMD).
  */
-export const GPU_BY_KIND_NAME =
+const GPU_BY_NAME =
   /^[ \t]*(?:resourceProfile[ \t]*:[ \t]*["']?nvidia-[\w.-]+:[ \t]*[1-9]|instanceType[ \t]*:[ \t]*["']?Standard_(?:N[CD](?![\w]*MI\d)\w*|NV\d+ads_A10_v5|NV\d+s_v3)(?!\w))/m;
+
+/**
+ * KAITO's preset inference and tuning (a Workspace's or InferenceSet's `preset:`): KAITO gives the preset's pods
+ * `nvidia.com/gpu` (or `nvidia.com/mig-<profile>` on a MIG partition) whatever the instance type or node
+ * (kaito-project/kaito pkg/workspace/inference/preset_inferences.go), so they ask for NVIDIA GPUs though the document
+ * names none: a placeholder SKU (`instanceType: <your-vm-sku>`) or bring-your-own nodes. A document that names an Azure
+ * size is judged by it.
+ */
+const KAITO_PRESET = {
+  test: (text: string): boolean =>
+    /^apiVersion:[ \t]*["']?kaito\.sh\//m.test(text) &&
+    /^kind:[ \t]*["']?(?:Workspace|InferenceSet)["']?[ \t]*$/m.test(text) &&
+    /^[ \t]+preset[ \t]*:/m.test(text) &&
+    // An Azure size decides (GPU_BY_NAME): NVIDIA's sizes ask for GPUs, AMD's (NVv4, MI300X) for none.
+    !/^[ \t]*instanceType[ \t]*:[ \t]*["']?Standard_/m.test(text),
+};
+
+export const GPU_BY_KIND_NAME = {
+  test: (text: string): boolean => GPU_BY_NAME.test(text) || KAITO_PRESET.test(text),
+};
 
 /**
  * A GPU resource as a key (`nvidia.com/gpu: 1`, or in a flow mapping `{nvidia.com/gpu: 1}`); a count of zero asks for
