@@ -627,7 +627,10 @@ function whereTheImageIs(body: string, path: string, index: ServingIndex | undef
     return "its image is that of the engine it names (`engine:`), set in KubeAI's own configuration (modelServers), not in this document";
   // KAITO's Workspace, InferenceSet, MultiRoleInference and RAGEngine run KAITO's images for the presets they name.
   if (/^apiVersion:[ \t]*kaito\.sh\//m.test(body))
-    return `its image is KAITO's, for the preset or model it names, not in this document`;
+    // A RAGEngine runs the controller's RAG service image (pkg/ragengine/controllers/preset_rag.go).
+    return kind === 'RAGEngine'
+      ? "its image is KAITO's RAG service (kaito-rag-service), which the controller sets, not in this document"
+      : `its image is KAITO's, for the preset or model it names, not in this document`;
   if (kind === 'Playground')
     return "its image is that of the backend runtime it names (llmaz's BackendRuntime, `backendRuntimeConfig.backendName`, vllm by default), not in this document";
   // Seldon Core 2's Server: its podSpec overrides the pod spec of the ServerConfig it names (`serverConfig:`), which
