@@ -8,7 +8,14 @@ import {
 } from './facts.js';
 import { parseMatchSpec } from './conda/match-spec.js';
 import { optionSpec, splitOption } from './pip-options.js';
-import { isLocalProject, normalizePythonName, parsePythonRequirement, vcsBuild } from './python-requirement.js';
+import {
+  BUILT_AGAINST_CUDA,
+  isLocalProject,
+  normalizePythonName,
+  parsePythonRequirement,
+  TORCH_FAMILY,
+  vcsBuild,
+} from './python-requirement.js';
 import { addRequirementsContext } from './requirements/parse.js';
 import { readCommands, shellRun, withCommandStrings, type Command, type Resolver, type Word } from './shell.js';
 import type { Span } from './source.js';
@@ -1122,6 +1129,23 @@ function recordPipRequirement(
   const result = parsePythonRequirement(word.mapped);
   const vcs = result.ok ? vcsBuild(result.fact) : undefined;
   if (vcs) sink.unresolved.push({ span: word.span, text: word.text, reason: vcs });
+  // Any other project from a repository's address: pip installs it with its dependencies (unless --no-deps), which
+  // its metadata there names, as a clone's project installed with `pip install .` (pip.pypa.io/en/stable/topics/
+  // vcs-support/). Not torch's family or the CUDA packages the gate knows by name and revision (xformers@v0.0.28).
+  else if (
+    result.ok &&
+    !noDeps &&
+    result.fact.url &&
+    /^(?:git|hg|svn|bzr)\+/i.test(result.fact.url) &&
+    !BUILT_AGAINST_CUDA.has(result.fact.name) &&
+    !TORCH_FAMILY.has(result.fact.name)
+  )
+    sink.unresolved.push({
+      span: word.span,
+      text: word.text,
+      reason:
+        "pip installs this repository's project with its dependencies, which its metadata there names and which are not read here, so what it installs is not checked",
+    });
   if (result.ok) sink.packages.push(inContext(result.fact, context.id));
   else if (word.span.end - word.span.start > word.text.length + 2)
     // Written longer than it reads, past its quotes: a variable made it (`vllm-omni==${VERSION}` with `ARG

@@ -13,7 +13,7 @@ export const TORCH_FAMILY: ReadonlySet<string> = new Set(['torch', 'torchvision'
  * address (`git+https://github.com/vllm-project/vllm.git`), they are built from that repository's source when the
  * install runs, and which torch and CUDA they pin is only known then.
  */
-const BUILT_AGAINST_CUDA: ReadonlySet<string> = new Set([
+export const BUILT_AGAINST_CUDA: ReadonlySet<string> = new Set([
   ...TORCH_FAMILY,
   'vllm',
   'sglang',
