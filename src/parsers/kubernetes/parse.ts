@@ -812,16 +812,20 @@ const GPU_RESOURCE_NAME = new RegExp(`^${GPU_RESOURCE}$`);
  * kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/).
  */
 function gpuClaims(docs: readonly Document[], text: string, elsewhere: readonly string[] = []): ReadonlySet<string> {
-  const names = new Set<string>(elsewhere);
+  const names = new Set<string>();
+  /** The claims this file defines, GPU or not: its own definition of a name is the one its pods use. */
+  const own = new Set<string>();
   for (const doc of docs) {
     if (doc.errors.length > 0) continue;
     const [start, , end] = doc.range ?? [0, 0, 0];
     const body = text.slice(start, end);
     if (!GPU_CLAIM_KIND.test(body)) continue;
-    if (!GPU_CLASS.test(body)) continue;
     const name = (doc.toJS({ maxAliasCount: MAX_ALIASES }) as { metadata?: { name?: unknown } } | null)?.metadata?.name;
-    if (typeof name === 'string') names.add(name);
+    if (typeof name !== 'string') continue;
+    own.add(name);
+    if (GPU_CLASS.test(body)) names.add(name);
   }
+  for (const name of elsewhere) if (!own.has(name)) names.add(name);
   return names;
 }
 
@@ -835,16 +839,21 @@ function gpuModels(
   text: string,
   elsewhere: readonly string[] = [],
 ): ReadonlySet<string> {
-  const names = new Set<string>(elsewhere);
+  const names = new Set<string>();
+  /** The models this file defines, GPU or not: a Playground beside its model serves that one (llmaz's examples each
+   * define a model of the same name, with or without GPU flavors). */
+  const own = new Set<string>();
   for (const doc of docs) {
     if (doc.errors.length > 0) continue;
     const [start, , end] = doc.range ?? [0, 0, 0];
     const body = text.slice(start, end);
-    if (KIND_LINE.exec(body)?.[1] !== 'OpenModel' || !/^[ \t]+flavors[ \t]*:/m.test(body) || !asksForGpus(body))
-      continue;
+    if (KIND_LINE.exec(body)?.[1] !== 'OpenModel') continue;
     const name = METADATA_NAME.exec(body)?.[1];
-    if (name) names.add(name);
+    if (!name) continue;
+    own.add(name);
+    if (/^[ \t]+flavors[ \t]*:/m.test(body) && asksForGpus(body)) names.add(name);
   }
+  for (const name of elsewhere) if (!own.has(name)) names.add(name);
   return names;
 }
 
