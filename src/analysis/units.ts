@@ -886,8 +886,8 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   // a base image's own torch pip replaces, as the companion's wheel requires another).
   let torch: UnitTorch | undefined;
   const torchOf = (): UnitTorch => (torch ??= unitTorch(root, stage, files, unitPackages));
-  const picksTorch = (pkg: PackageFact): boolean =>
-    pkg.name === 'torch' || (PICKS_TORCH.has(pkg.name) && torchOf() === 'none');
+  const picksTorch = (pkg: PackageFact, alone: boolean | undefined): boolean =>
+    pkg.name === 'torch' || (PICKS_TORCH.has(pkg.name) && !alone && torchOf() === 'none');
   // What each invocation's commands say, once per invocation (a chain of includes has a member per file, and a
   // package each): whether pip reads a configuration file the gate cannot, and whether it installs over what is there.
   const flags = new Map(
@@ -896,6 +896,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       {
         hidden: invocation.members.some((member) => member.context.hiddenIndexes),
         upgrades: invocation.members.some((member) => member.context.replacesInstalled),
+        alone: invocation.members.some((member) => member.context.noDependencies),
       },
     ]),
   );
@@ -947,7 +948,9 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
           pinnedWithin(pinned, pkg));
       // What pip takes for a range of torch (or of a companion that brings it), with the other requirements of the
       // package its install reads.
-      const picked = !build && !decided && picksTorch(pkg);
+      // With --no-deps (on the command, or an include's) a companion brings no torch.
+      const alone = context?.noDependencies || (invocation !== undefined && flags.get(invocation)?.alone === true);
+      const picked = !build && !decided && picksTorch(pkg, alone);
       const specifier = picked ? combinedSpecifier(pkg, samePackage(invocation, file, pkg)) : pkg.specifier;
       const unpinned = decided
         ? undefined
@@ -1163,7 +1166,8 @@ function keptTorch(
     base && !base.unresolved ? (base.registry ? `${base.registry}/${base.repository}` : base.repository) : '';
   const ships = name !== '' ? kb.shippedPackages(name, base?.tag ?? 'latest') : new Set<string>();
   const vendorTorch = ships.has('torch');
-  const otherNgc = base?.registry === 'nvcr.io' && base.repository !== 'nvidia/pytorch';
+  // NGC's other images whose contents the knowledge does not record (Triton's vLLM flavour): anything may be there.
+  const otherNgc = base?.registry === 'nvcr.io' && base.repository !== 'nvidia/pytorch' && ships.size === 0;
   const shipped = shippedTorch(root, stage, kb);
   // torchvision and torchaudio ship with the torch of pytorch/pytorch's images (and NGC's torchvision with its
   // PyTorch's): kept where the range admits the one that belongs to it, or where which one that is is not recorded.

@@ -601,6 +601,9 @@ export class KnowledgeBase {
    * are verified count, so the newest recorded may be older than PyPI's newest: the pick is "today's" as far as known.
    */
   newestTorchForPinner(name: 'vllm' | 'sglang', specifier: string, python: string): TorchRelease | undefined {
+    // Every SGLang release that pins torch requires Python 3.10 or later (python/pyproject.toml's requires-python;
+    // those that admit 3.9 name torch only in extras): on 3.9 pip takes one that pins none.
+    if (name === 'sglang' && safeSatisfies(python, '<3.10')) return undefined;
     let newest: { readonly version: string; readonly torch: TorchRelease } | undefined;
     for (const pin of this.data.companions.pins) {
       if (pin.package !== name || pin.extras !== undefined || pin.marker !== undefined) continue;

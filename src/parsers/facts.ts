@@ -94,6 +94,11 @@ export interface InstallContext extends Spanned {
    * it is ("Requirement already satisfied").
    */
   readonly replacesInstalled?: boolean;
+  /**
+   * A pip or uv install with `--no-deps` (pip's `--no-dependencies`): the packages named alone, none of their
+   * dependencies ("Don't install package dependencies"), so a vllm or torchvision it installs brings no torch.
+   */
+  readonly noDependencies?: boolean;
   /** A Dockerfile command inside an `if`, `case` or loop of its RUN: on some of the script's paths only. */
   readonly mayNotRun?: boolean;
   /**
@@ -502,13 +507,22 @@ function installsOnLinux(pkg: PackageFact): boolean {
 /** An install context while its file is read: its lists still grow (FactSink.addIndex, addInclude). */
 export type ContextDraft = Omit<
   InstallContext,
-  'indexes' | 'includes' | 'channels' | 'alternative' | 'replacesInstalled' | 'mayNotRun' | 'holds' | 'python'
+  | 'indexes'
+  | 'includes'
+  | 'channels'
+  | 'alternative'
+  | 'replacesInstalled'
+  | 'noDependencies'
+  | 'mayNotRun'
+  | 'holds'
+  | 'python'
 > & {
   indexes: IndexFact[];
   includes: IncludeFact[];
   channels: string[];
   alternative?: string;
   replacesInstalled?: boolean;
+  noDependencies?: boolean;
   mayNotRun?: boolean;
   holds?: string;
   python?: string;

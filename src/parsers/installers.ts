@@ -1014,6 +1014,7 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
   // `--no-deps` (pip's `--no-dependencies` too) installs the named packages and local projects alone, none of their
   // dependencies.
   const noDeps = rest.some((word) => word.text === '--no-deps' || word.text === '--no-dependencies');
+  if (noDeps) context.noDependencies = true;
   for (let j = 0; j < rest.length; j++) {
     const word = rest[j]!;
     if (word.text.startsWith('-') && word.text.length > 1) {
