@@ -7,7 +7,7 @@ import type { Unit } from '../../src/analysis/units.js';
 import { cite, type KnowledgeBase } from '../../src/knowledge/index.js';
 import type { Pool } from '../../src/baseline/schema.js';
 import { helpText, type Draft, type Reporter, type RuleContext } from '../../src/rule.js';
-import { selectPools, type Selection } from '../../src/analysis/placement.js';
+import { selectPools, unitPlacement, type Selection } from '../../src/analysis/placement.js';
 import { stageRequirements, startOn, type StageRequirements } from './toolkit-start.js';
 import { HELPS, type MessageId } from './messages.js';
 import { checkClaim, collect, eachClaim, withOrigin } from './claim.js';
@@ -109,7 +109,11 @@ export function checkPools(
   const selectionOf = (unit: Unit): Selection => {
     let selection = selections.get(unit);
     if (!selection) {
-      selection = selectPools(pools, unit.container?.fact.placement, kb);
+      selection = unit.root.offFleet
+        ? { pools: [], narrowed: true, by: [] }
+        : selectPools(pools, unitPlacement(unit), kb);
+      // A task that names GPUs no pool has (a SkyPilot task for a cloud's H100s) does not run on the fleet.
+      if (!unit.container && selection.unmatched) selection = { pools: [], narrowed: true, by: selection.by };
       selections.set(unit, selection);
       if (selection.unmatched && unit.container)
         report({

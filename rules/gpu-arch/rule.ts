@@ -132,7 +132,7 @@ export default defineRule({
         checkOwnGpus(unit, unit.root.gpus, kb, reportAll);
         continue;
       }
-      if (fleet.length === 0) continue;
+      if (fleet.length === 0 || unit.root.offFleet) continue;
       if (unit.container && pools.length > 0) {
         checkContainer(unit, pools, kb, reportAll, verdict);
         continue;

@@ -172,3 +172,18 @@ function productMatch(requirement: LabelRequirement, pool: Pool, kb: KnowledgeBa
     return perGpu.includes('yes') ? 'yes' : perGpu.every((m) => m === 'no') ? 'no' : 'unknown';
   return perGpu.includes('no') ? 'yes' : perGpu.every((m) => m === 'yes') ? 'no' : 'unknown';
 }
+
+/**
+ * Where a unit's workload runs: its container's placement, or the GPU models a file names as the ones it runs on (a
+ * SkyPilot task's accelerators: pools of other GPUs never run it).
+ */
+export function unitPlacement(unit: {
+  readonly container?: { readonly fact: { readonly placement: Placement } };
+  readonly root: { readonly gpus?: readonly string[] };
+}): Placement | undefined {
+  if (unit.container) return unit.container.fact.placement;
+  const gpus = unit.root.gpus;
+  if (!gpus?.length) return undefined;
+  const span = { start: 0, end: 0 };
+  return { selector: [{ key: 'nvidia.com/gpu.product', operator: 'In', values: gpus, span }], terms: [] };
+}

@@ -494,6 +494,11 @@ export interface ParsedFile {
    * `{L4: 1, A100: 1}`), whichever of them it gets.
    */
   readonly gpus?: readonly string[];
+  /**
+   * Where the file's workload runs off the baseline's fleet, why (a SkyPilot task whose `infra` names a cloud: its
+   * machines are that cloud's VMs, not the fleet's node pools).
+   */
+  readonly offFleet?: string;
 }
 
 /**

@@ -7,24 +7,89 @@
  * (`SKYPILOT_NODE_RANK`) are set when it runs. A `resources` of several candidates (`any_of`, `ordered`), of which
  * SkyPilot picks one at launch, is said not checked where they name different images.
  */
-import { isMap, isScalar, type Node } from 'yaml';
-import type { FactSink, ParsedFile } from '../facts.js';
+import { isMap, isScalar, parseAllDocuments, type Node } from 'yaml';
+import { FactSink, type ParsedFile } from '../facts.js';
 import { parseImageRef } from '../image-ref.js';
 import { readScript } from '../installers.js';
 import type { Mapped } from '../mapped.js';
 import type { Resolver } from '../shell.js';
-import type { SourceText } from '../source.js';
-import { blockText, listOf, readYamlDocument, scalarText, valueOf } from '../yaml-text.js';
+import { SourceText } from '../source.js';
+import { findSuppressions } from '../suppressions.js';
+import { blockText, firstYamlProblem, listOf, readYamlDocument, scalarText, valueOf } from '../yaml-text.js';
 
 export function parseSkypilot(path: string, text: string): ParsedFile {
+  // A pipeline is tasks of one file, as YAML documents (docs.skypilot.co, "Pipelines": a first document that names
+  // the pipeline, then one per task, run in turn).
+  if (/^---[ \t]*\r?$/m.test(text)) return parsePipeline(path, text);
   const { source, sink, doc } = readYamlDocument(path, text);
   if (!doc || !isMap(doc.contents)) return sink.finish(path, 'skypilot', source);
-  const root = doc.contents as Node;
   sink.stages.push({ index: 0, span: { start: 0, end: text.length } });
+  const task = readTask(sink, doc.contents as Node, source);
+  return finish(sink.finish(path, 'skypilot', source), task);
+}
+
+/** What a task says of where it runs: its GPUs, and why it runs off the fleet. */
+interface TaskPlace {
+  readonly gpus: readonly string[];
+  readonly offFleet?: string;
+  /** The container it runs in, as written (`nvcr.io/nvidia/pytorch:25.10-py3`), if it names one. */
+  readonly image?: string;
+}
+
+function finish(file: ParsedFile, ...tasks: readonly TaskPlace[]): ParsedFile {
+  const gpus = [...new Set(tasks.flatMap((task) => task.gpus))];
+  const off = tasks.find((task) => task.offFleet)?.offFleet;
+  return gpus.length > 0 || off
+    ? { ...file, ...(gpus.length > 0 ? { gpus } : {}), ...(off ? { offFleet: off } : {}) }
+    : file;
+}
+
+/**
+ * A pipeline's tasks, read as one stage where they run in one container (or name none); a task of another
+ * container than the first one named is said not checked, its installs not compared with another image.
+ */
+function parsePipeline(path: string, text: string): ParsedFile {
+  const source = new SourceText(path, text);
+  const sink = new FactSink();
+  sink.suppressions.push(...findSuppressions(source));
+  const docs = parseAllDocuments(text, { uniqueKeys: false, prettyErrors: false, strict: false });
+  const list = Array.isArray(docs) ? docs : [docs];
+  sink.stages.push({ index: 0, span: { start: 0, end: text.length } });
+  const tasks: TaskPlace[] = [];
+  let container: string | undefined;
+  for (const doc of list) {
+    if (doc.errors.length > 0) {
+      sink.problems.push(firstYamlProblem(doc.errors, text));
+      continue;
+    }
+    const root = doc.contents as Node | null;
+    if (!isMap(root) || !(valueOf(root, 'setup') || valueOf(root, 'run') || valueOf(root, 'resources'))) continue;
+    const image = imageOf(valueOf(root, 'resources'), source);
+    if (image && container !== undefined && image.text.trim() !== container) {
+      sink.unresolved.push({
+        span: image.site(0, image.text.length),
+        text: `image_id: ${image.text}`,
+        reason: `this task of the pipeline runs in another container than ${container}, the first task's, and only the first task's is compared with what the tasks install`,
+      });
+      continue;
+    }
+    container ??= image?.text.trim();
+    tasks.push(readTask(sink, root, source));
+  }
+  return finish(sink.finish(path, 'skypilot', source), ...tasks);
+}
+
+/** The `image_id` a task's resources name, where one is named. */
+function imageOf(resources: Node | undefined, source: SourceText): Mapped | undefined {
+  return scalarText(valueOf(resources, 'image_id'), source);
+}
+
+/** One task: its container, the installs of its commands, where it runs. */
+function readTask(sink: FactSink, root: Node, source: SourceText): TaskPlace {
   const resources = valueOf(root, 'resources');
   const candidates = [...listOf(valueOf(resources, 'any_of')), ...listOf(valueOf(resources, 'ordered'))];
   const images = [resources, ...candidates]
-    .map((node) => scalarText(valueOf(node, 'image_id'), source))
+    .map((node) => imageOf(node, source))
     .filter((image): image is Mapped => image !== undefined);
   const distinct = new Set(images.map((image) => image.text.trim()));
   if (distinct.size > 1) {
@@ -34,15 +99,36 @@ export function parseSkypilot(path: string, text: string): ParsedFile {
       text: `image_id: ${first.text}`,
       reason: `the task's resources name ${distinct.size} images (any_of, ordered), of which SkyPilot picks one when it launches the task, so which one its commands run in is not known`,
     });
-  } else if (images[0]) image(sink, images[0]);
+  } else if (images[0] && !sink.images.some((known) => known.stage === 0)) image(sink, images[0]);
   const resolve = environment(valueOf(root, 'envs'), source);
+  const before = sink.contexts.length;
   for (const key of ['setup', 'run'] as const) {
     const script = blockText(valueOf(root, key), source);
     if (script) readScript(sink, script, 0, resolve, `the task's ${key}`);
   }
+  // A git `workdir` (`{url, ref}`, or its address) is cloned to ~/sky_workdir, where the commands run
+  // (docs.skypilot.co, "Syncing code, git, and files"): the files they install are that repository's, not the ones
+  // beside the task.
+  const given = valueOf(root, 'workdir');
+  const workdir = scalarText(isMap(given) ? valueOf(given, 'url') : given, source)?.text.trim();
+  const url = workdir && /^(?:https?|ssh|git):\/\/|^git@/.test(workdir) ? workdir : undefined;
+  if (url)
+    for (const context of sink.contexts.slice(before))
+      for (const include of [...context.includes])
+        if (!include.cloned) sink.markCloned(context, include, { url, path: include.target });
   const gpus = [resources, ...candidates].flatMap((node) => accelerators(valueOf(node, 'accelerators')));
-  const file = sink.finish(path, 'skypilot', source);
-  return gpus.length > 0 ? { ...file, gpus: [...new Set(gpus)] } : file;
+  const off = offFleet(resources, source);
+  return { gpus, ...(off ? { offFleet: off } : {}), ...(distinct.size === 1 ? { image: [...distinct][0]! } : {}) };
+}
+
+/**
+ * A task whose `infra` (or the older `cloud`) names a cloud other than Kubernetes (`aws`, `gcp/us-central1`) runs on
+ * that cloud's VMs (docs.skypilot.co, yaml-spec: `infra`), not on a Kubernetes cluster's node pools.
+ */
+function offFleet(resources: Node | undefined, source: SourceText): string | undefined {
+  const infra = scalarText(valueOf(resources, 'infra') ?? valueOf(resources, 'cloud'), source)?.text.trim();
+  if (!infra || /^(?:k8s|kubernetes)(?:\/|$)/i.test(infra)) return undefined;
+  return `the task runs on ${infra.split('/')[0]}'s machines (infra: ${infra}), not on the fleet's node pools`;
 }
 
 /**
