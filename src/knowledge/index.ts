@@ -1193,11 +1193,10 @@ function gpuNameMatches(wanted: string, name: string): boolean {
   const compactWanted = wanted.replace(/ /g, '');
   const compactName = name.replace(/ /g, '');
   if (compactWanted === compactName) return true;
-  return (
-    compactWanted.startsWith(compactName) &&
-    /^[A-Z]/.test(compactWanted.slice(compactName.length)) &&
-    !/^[A-Z]\b/.test(wanted.slice(name.length).trim())
-  );
+  // A longer name of the same GPU (`H100 SXM`, RunPod's `RTXPRO6000-WK`), compared without spaces; not a single
+  // letter more, which names another GPU (`V100S`, `A100X`).
+  const rest = compactWanted.slice(compactName.length);
+  return compactWanted.startsWith(compactName) && /^[A-Z]/.test(rest) && !/^[A-Z](?![A-Za-z])/.test(rest);
 }
 
 /** What a vendor image's tag says of its CUDA, and the record that says it. */
