@@ -219,7 +219,8 @@ function withoutApex(root: ParsedFile, stage: number, kb: KnowledgeBase): string
 function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Reporter<MessageId>): void {
   // The pins an extra index may lose to PyPI, by install context, found once: each invocation reads its own contexts'
   // (a stage of thousands of `pip install` commands would otherwise read every pin once per command).
-  const torchPins = unit.packages.filter(({ pkg }) => !pkg.exact && TORCH_FAMILY.has(pkg.name));
+  // Not what the image (or an earlier command) has already and pip keeps: it installs nothing from any index.
+  const torchPins = unit.packages.filter(({ pkg, kept }) => !pkg.exact && !kept && TORCH_FAMILY.has(pkg.name));
   const order = new Map(torchPins.map((entry, i) => [entry, i]));
   const pinsOf = groupBy(torchPins, ({ file, pkg }) => file.contexts[pkg.context]);
   // The install contexts that pin torch exactly, found once (asked for every command of the unit).

@@ -63,6 +63,11 @@ export interface UnitPackage {
   readonly pkg: PackageFact;
   readonly invocation?: Invocation;
   readonly build?: TorchBuild;
+  /**
+   * A requirement that what is installed before meets, which pip keeps ("Requirement already satisfied"): the torch
+   * (or companion, or vLLM) the image ships, or an earlier command installed (keptTorch). It installs nothing.
+   */
+  readonly kept?: boolean;
 }
 
 /**
@@ -931,7 +936,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
         invocation ? installerOf(invocation).upTo : context?.pytorchUpTo,
       );
       const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? undefined : resolved;
-      packages.push({ file, pkg, invocation, build });
+      packages.push({ file, pkg, invocation, build, ...(kept?.has(pkg) ? { kept: true } : {}) });
       if (pkg.localLabel && build?.index?.addedBy) (relabelled ??= new Set()).add(pkg);
       // What a range (or no version) installs: every release it admits has one CUDA major on PyPI, or else the
       // newest it admits, for each Python the image may run, does; `apt-get install cuda-toolkit`: the newest CUDA.
@@ -1009,12 +1014,30 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       }
     }
   }
+  // A PyTorch index an install names, all of whose torch packages the image already has and keeps (an unpinned
+  // `pip install torch torchvision --index-url …/cu118` on runpod/pytorch's torch 2.8.0): it serves nothing.
+  let idle: Set<CudaClaim> | undefined;
+  if (kept?.size)
+    for (const claim of staticClaims) {
+      if (claim.kind !== 'index' || !claim.index || !isPytorchIndex(claim.index.url)) continue;
+      const context = claim.context !== undefined ? claim.file.contexts[claim.context] : undefined;
+      const invocation = context ? invocationOf.get(context) : undefined;
+      const served = packages.filter(
+        (entry) =>
+          TORCH_NAMES.has(entry.pkg.name) &&
+          (invocation
+            ? entry.invocation === invocation
+            : entry.file === claim.file && entry.pkg.context === claim.context),
+      );
+      if (served.length > 0 && served.every((entry) => kept.has(entry.pkg))) (idle ??= new Set()).add(claim);
+    }
   const claims = [
-    ...(notInstalled || relabelled
+    ...(notInstalled || relabelled || idle
       ? staticClaims.filter(
           (claim) =>
-            !claim.package ||
-            (!notInstalled?.has(claim.package) && !(claim.kind === 'wheel-tag' && relabelled?.has(claim.package))),
+            !idle?.has(claim) &&
+            (!claim.package ||
+              (!notInstalled?.has(claim.package) && !(claim.kind === 'wheel-tag' && relabelled?.has(claim.package)))),
         )
       : staticClaims),
     ...implied,
@@ -1072,6 +1095,9 @@ function unresolvedTorch(root: ParsedFile): readonly number[] {
   }
   return starts;
 }
+
+/** What a PyTorch index serves an install: torch and its companions. */
+const TORCH_NAMES: ReadonlySet<string> = new Set(['torch', 'torchvision', 'torchaudio']);
 
 const UNRESOLVED_TORCH_STARTS = new WeakMap<ParsedFile, readonly number[]>();
 
