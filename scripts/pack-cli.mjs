@@ -47,6 +47,19 @@ function withoutExamples(readme, ruleId) {
   );
 }
 
+/**
+ * The CHANGELOG's release sections, without the development log that precedes the first release (most of the file,
+ * growing each working session): the package's users read what each version changed; the log stays in the
+ * repository, linked.
+ */
+function withoutDevelopmentLog(changelog) {
+  const url = 'https://github.com/cuda-gatekeeper/cuda-gatekeeper/blob/main/CHANGELOG.md';
+  return changelog.replace(
+    /^## Before 0\.1\.0: the development log\n[\s\S]*$/m,
+    `## Before 0.1.0: the development log\n\nThe log of the work before the first release is in [the repository's CHANGELOG](${url}).\n`,
+  );
+}
+
 rmSync(out, { recursive: true, force: true });
 for (const file of files) {
   if (!existsSync(join(root, file)))
@@ -54,6 +67,8 @@ for (const file of files) {
   mkdirSync(dirname(join(out, file)), { recursive: true });
   const readme = /^rules\/([^/]+)\/README\.md$/.exec(file);
   if (readme) writeFileSync(join(out, file), withoutExamples(readFileSync(join(root, file), 'utf8'), readme[1]));
+  else if (file === 'CHANGELOG.md')
+    writeFileSync(join(out, file), withoutDevelopmentLog(readFileSync(join(root, file), 'utf8')));
   else cpSync(join(root, file), join(out, file));
 }
 

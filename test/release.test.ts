@@ -120,6 +120,12 @@ describe('the release', () => {
     expect(installed.status, installed.stderr).toBe(0);
     expect(installed.stdout + installed.stderr).toContain('added 1 package');
     expect(bytesUnder(join(prefix, 'lib', 'node_modules', 'cuda-gatekeeper'))).toBeLessThan(3 * 1024 * 1024);
+    // The CHANGELOG's release sections; the development log before the first release stays in the repository.
+    const changelog = readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8');
+    const releases = changelog.slice(0, changelog.indexOf('## Before 0.1.0'));
+    const packed = readFileSync(join(work, 'package', 'CHANGELOG.md'), 'utf8');
+    expect(packed.startsWith(releases)).toBe(true);
+    expect(packed.length).toBeLessThan(releases.length + 400);
     // The rules' READMEs as SARIF's help carries them: pack-cli strips the examples as src/rule.ts does.
     expect(readFileSync(join(work, 'package', 'rules', 'cuda-mismatch', 'README.md'), 'utf8')).toBe(
       withoutExamples(readFileSync(join(ROOT, 'rules', 'cuda-mismatch', 'README.md'), 'utf8'), 'cuda-mismatch'),
