@@ -601,6 +601,16 @@ export class KnowledgeBase {
    * are verified count, so the newest recorded may be older than PyPI's newest: the pick is "today's" as far as known.
    */
   newestTorchForPinner(name: 'vllm' | 'sglang', specifier: string, python: string): TorchRelease | undefined {
+    return this.cached('newestTorchForPinner', `${name}\0${specifier}\0${python}`, () =>
+      this.computeNewestTorchForPinner(name, specifier, python),
+    );
+  }
+
+  private computeNewestTorchForPinner(
+    name: 'vllm' | 'sglang',
+    specifier: string,
+    python: string,
+  ): TorchRelease | undefined {
     // Every SGLang release that pins torch requires Python 3.10 or later (python/pyproject.toml's requires-python;
     // those that admit 3.9 name torch only in extras): on 3.9 pip takes one that pins none.
     if (name === 'sglang' && safeSatisfies(python, '<3.10')) return undefined;
