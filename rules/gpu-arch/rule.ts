@@ -100,16 +100,7 @@ export default defineRule({
             ).values(),
           ].reverse()
         : baseline.gpus;
-    const fleet = names
-      .map((name) => ({ name, info: kb.gpu(name) }))
-      .filter((gpu): gpu is { name: string; info: GpuInfo } => gpu.info !== undefined)
-      .map<FleetGpu>(({ name, info }) => ({
-        label: name,
-        cc: info.cc,
-        runsFrom: info.runsFrom,
-        ...(info.lastCudaMajor ? { lastCudaMajor: info.lastCudaMajor } : {}),
-        record: info.record,
-      }));
+    const fleet = fleetGpus(names, kb);
     const fleetDriver = pools.length > 0 ? undefined : baseline.driver.minimum;
     if (fleetDriver && policy) {
       baseline.gpus.forEach((name, index) => {
@@ -173,6 +164,20 @@ export default defineRule({
     merged?.flush();
   },
 });
+
+/** The GPUs of these names the knowledge knows, as the checks read them (names it does not know are left out). */
+function fleetGpus(names: readonly string[], kb: KnowledgeBase): FleetGpu[] {
+  return names
+    .map((name) => ({ name, info: kb.gpu(name) }))
+    .filter((gpu): gpu is { name: string; info: GpuInfo } => gpu.info !== undefined)
+    .map<FleetGpu>(({ name, info }) => ({
+      label: name,
+      cc: info.cc,
+      runsFrom: info.runsFrom,
+      ...(info.lastCudaMajor ? { lastCudaMajor: info.lastCudaMajor } : {}),
+      record: info.record,
+    }));
+}
 
 /** A unit's image, conda and apt CUDA on each GPU: too old to compile native code for it, or past its last CUDA. */
 function checkToolkitClaims(unit: Unit, fleet: readonly FleetGpu[], report: Reporter<MessageId>): void {
@@ -260,16 +265,7 @@ function torchPins(unit: Unit, kb: KnowledgeBase): TorchPin[] {
  * the build cannot run on is a warning: another may be the one it gets.
  */
 function checkOwnGpus(unit: Unit, names: readonly string[], kb: KnowledgeBase, reportAll: Reporter<MessageId>): void {
-  const gpus = names
-    .map((name) => ({ name, info: kb.gpu(name) }))
-    .filter((gpu): gpu is { name: string; info: GpuInfo } => gpu.info !== undefined)
-    .map<FleetGpu>(({ name, info }) => ({
-      label: name,
-      cc: info.cc,
-      runsFrom: info.runsFrom,
-      ...(info.lastCudaMajor ? { lastCudaMajor: info.lastCudaMajor } : {}),
-      record: info.record,
-    }));
+  const gpus = fleetGpus(names, kb);
   if (gpus.length === 0) return;
   const merged = mergingReporter(reportAll);
   const report: Reporter<MessageId> =

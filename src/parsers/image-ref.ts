@@ -1,3 +1,5 @@
+import type { ImageFact } from './facts.js';
+import type { Span } from './source.js';
 /** Split a container image reference: `[registry/]repository[:tag][@digest]`. */
 export interface ImageRefParts {
   readonly registry?: string;
@@ -73,4 +75,13 @@ export function parseImageRef(reference: string): ImageRefParts {
 export function imageName(reference: string): string {
   const { registry, repository } = parseImageRef(reference.trim());
   return registry ? `${registry}/${repository}` : repository;
+}
+
+/**
+ * The image fact of a reference a configuration names for a stage (SkyPilot's `image_id`, the base Cog builds on), at
+ * `span`: its parts as parseImageRef reads them.
+ */
+export function imageFactOf(reference: string, stage: number, span: Span): ImageFact {
+  const { registry, repository, tag } = parseImageRef(reference);
+  return { stage, reference, ...(registry ? { registry } : {}), repository, ...(tag ? { tag } : {}), span };
 }

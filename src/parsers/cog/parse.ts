@@ -15,7 +15,7 @@
  */
 import { isMap, isScalar, type Node } from 'yaml';
 import type { ContextDraft, FactSink, ParsedFile } from '../facts.js';
-import { parseImageRef } from '../image-ref.js';
+import { imageFactOf } from '../image-ref.js';
 import { readScript } from '../installers.js';
 import type { Mapped } from '../mapped.js';
 import { addRequirementsContext, parseRequirementLine } from '../requirements/parse.js';
@@ -56,16 +56,8 @@ export function parseCog(path: string, text: string): ParsedFile {
     const minor = cuda.text.split('.').slice(0, 2).join('.');
     const pythonPart = python && /^3\.\d+/.test(python) ? `-python${/^3\.\d+/.exec(python)![0]}` : '';
     const reference = `r8.im/cog-base:cuda${minor}${pythonPart}`;
-    const { registry, repository, tag } = parseImageRef(reference);
     // No tag span: the tag is Cog's, made from `cuda`, and no edit of the file's text changes it as such.
-    sink.images.push({
-      stage: 0,
-      reference,
-      ...(registry ? { registry } : {}),
-      repository,
-      ...(tag ? { tag } : {}),
-      span,
-    });
+    sink.images.push(imageFactOf(reference, 0, span));
   }
   for (const item of listOf(valueOf(build, 'python_packages'))) {
     const line = scalarText(item, source);

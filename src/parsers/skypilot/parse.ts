@@ -9,7 +9,7 @@
  */
 import { isMap, isScalar, parseAllDocuments, type Node } from 'yaml';
 import { FactSink, type ParsedFile } from '../facts.js';
-import { parseImageRef } from '../image-ref.js';
+import { imageFactOf } from '../image-ref.js';
 import { readScript } from '../installers.js';
 import type { Mapped } from '../mapped.js';
 import type { Resolver } from '../shell.js';
@@ -152,15 +152,7 @@ function image(sink: FactSink, value: Mapped): void {
   const written = value.slice(at[0].length).trim();
   const reference = written.text;
   if (!reference) return;
-  const { registry, repository, tag } = parseImageRef(reference);
-  sink.images.push({
-    stage: 0,
-    reference,
-    ...(registry ? { registry } : {}),
-    repository,
-    ...(tag ? { tag } : {}),
-    span: written.site(0, reference.length),
-  });
+  sink.images.push(imageFactOf(reference, 0, written.site(0, reference.length)));
 }
 
 /** The commands' variables: the task's `envs` (a null value is given at launch), and SkyPilot's own. */
