@@ -1,6 +1,6 @@
 import { claimCuda } from '../../src/analysis/claims.js';
 import type { TorchBuild } from '../../src/analysis/torch-build.js';
-import type { EnvFact, ParsedFile } from '../../src/parsers/facts.js';
+import type { EnvFact, GpuAsk, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, runsOn, type GpuInfo, type KnowledgeBase } from '../../src/knowledge/index.js';
 import type { Pool } from '../../src/baseline/schema.js';
@@ -46,6 +46,8 @@ const FROM_PTX = ': what it builds runs there only from PTX';
 /** Why each finding matters and how to fix it, filled from its data (src/rule.ts, `helps`). */
 const HELPS = {
   gpuDriver: 'Older drivers do not recognise this GPU at all. Source: {{source}}',
+  gpuUnknown:
+    "The knowledge base's GPU table (compute capability, the CUDA range that builds for it) has no row for this name: another vendor's accelerator (a TPU, AWS Inferentia, AMD's MI300X) runs no CUDA at all, and an NVIDIA GPU of another spelling should be written as the table names it (H100, A100-80GB, L40S, RTX A6000).",
   tooOld: `CUDA {{cuda}} generates no cubin that runs on compute capability {{cc}}: neither for it nor for an earlier minor of its major, whose cubins it would run (${BINARY_COMPATIBILITY}). What is built with it runs there only where it ships PTX, which the driver compiles when the program starts (${PTX_COMPATIBILITY}): not known of an image, so no certain failure. Use an image of CUDA >= {{minCuda}} for this GPU. Source: {{source}}`,
   dropped: 'CUDA {{next}}.0 removed offline compilation and library support for this architecture. Source: {{source}}',
   noKernels:
@@ -71,6 +73,8 @@ const MESSAGES = {
   noKernelsAll: '{{subject}} has no kernels for {{gpus}}: it is compiled for {{archs}}',
   droppedAll: '{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpus}}',
   gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}",
+  gpuUnknown:
+    '{{gpu}} is no NVIDIA GPU the knowledge base knows, so what the workload runs is not judged on it (its CUDA, its torch builds)',
 };
 type MessageId = keyof typeof MESSAGES;
 
@@ -264,8 +268,21 @@ function torchPins(unit: Unit, kb: KnowledgeBase): TorchPin[] {
  * judged on each of them. Where it names several (`{L4: 1, A100: 1}`: SkyPilot takes whichever is available), a GPU
  * the build cannot run on is a warning: another may be the one it gets.
  */
-function checkOwnGpus(unit: Unit, names: readonly string[], kb: KnowledgeBase, reportAll: Reporter<MessageId>): void {
-  const gpus = fleetGpus(names, kb);
+function checkOwnGpus(unit: Unit, asks: readonly GpuAsk[], kb: KnowledgeBase, reportAll: Reporter<MessageId>): void {
+  // A name the knowledge does not place (another vendor's accelerator, a catalog's spelling): said, not passed over.
+  for (const ask of asks)
+    if (!kb.gpu(ask.name))
+      reportAll({
+        messageId: 'gpuUnknown',
+        data: { gpu: ask.name },
+        file: unit.root,
+        span: ask.span,
+        severity: 'notice',
+      });
+  const gpus = fleetGpus(
+    asks.map((ask) => ask.name),
+    kb,
+  );
   if (gpus.length === 0) return;
   const merged = mergingReporter(reportAll);
   const report: Reporter<MessageId> =

@@ -113,9 +113,10 @@ export function indexSubject(file: ParsedFile, index: IndexFact): string {
   const written = formatOf(file.kind).indexes;
   if (written === 'tables') return `the index ${index.url}`;
   if (written === 'registry') return `the registry ${index.url}`;
+  // Written without a URL (`--torch-backend=cu129`): as written, with the index it means.
+  if (index.written) return `${index.written} (${index.url})`;
   // No alternative named: an index whose URL a conditional value built shows that value in its URL, and one that
   // every reading shares is one finding.
-  if (index.written) return `${index.written} (${index.url})`;
   return `${index.kind === 'find-links' ? '--find-links' : `--${index.kind}`} ${index.url}`;
 }
 

@@ -9,7 +9,7 @@
  * labels of GKE, EKS and AKS, its name. A label nothing tells us about may match: a pool is left out only when a
  * requirement certainly fails on it, so a selection never hides a pool the pod may land on.
  */
-import type { LabelRequirement, Placement } from '../parsers/facts.js';
+import type { GpuAsk, LabelRequirement, Placement } from '../parsers/facts.js';
 import type { Pool } from '../baseline/schema.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 
@@ -179,11 +179,11 @@ function productMatch(requirement: LabelRequirement, pool: Pool, kb: KnowledgeBa
  */
 export function unitPlacement(unit: {
   readonly container?: { readonly fact: { readonly placement: Placement } };
-  readonly root: { readonly gpus?: readonly string[] };
+  readonly root: { readonly gpus?: readonly GpuAsk[] };
 }): Placement | undefined {
   if (unit.container) return unit.container.fact.placement;
   const gpus = unit.root.gpus;
   if (!gpus?.length) return undefined;
-  const span = { start: 0, end: 0 };
-  return { selector: [{ key: 'nvidia.com/gpu.product', operator: 'In', values: gpus, span }], terms: [] };
+  const values = gpus.map((gpu) => gpu.name);
+  return { selector: [{ key: 'nvidia.com/gpu.product', operator: 'In', values, span: gpus[0]!.span }], terms: [] };
 }

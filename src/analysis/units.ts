@@ -45,6 +45,7 @@ import {
   type Surroundings,
 } from './unpinned.js';
 import { evaluateMarker, MACHINES, mayHoldTogether, type Machine } from '../parsers/markers.js';
+import { TORCH_FAMILY } from '../parsers/python-requirement.js';
 import { stronglyConnected } from '../util/graph.js';
 
 /** One pip/conda run: a command or file plus the files it pulls in, sharing index options. */
@@ -1024,7 +1025,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       const invocation = context ? invocationOf.get(context) : undefined;
       const served = packages.filter(
         (entry) =>
-          TORCH_NAMES.has(entry.pkg.name) &&
+          TORCH_FAMILY.has(entry.pkg.name) &&
           (invocation
             ? entry.invocation === invocation
             : entry.file === claim.file && entry.pkg.context === claim.context),
@@ -1095,9 +1096,6 @@ function unresolvedTorch(root: ParsedFile): readonly number[] {
   }
   return starts;
 }
-
-/** What a PyTorch index serves an install: torch and its companions. */
-const TORCH_NAMES: ReadonlySet<string> = new Set(['torch', 'torchvision', 'torchaudio']);
 
 const UNRESOLVED_TORCH_STARTS = new WeakMap<ParsedFile, readonly number[]>();
 

@@ -455,6 +455,12 @@ export interface PythonFact extends Spanned {
   readonly beside?: boolean;
 }
 
+/** A GPU model a workload names as the one it runs on (a SkyPilot task's `accelerators: H100:8`), where written. */
+export interface GpuAsk {
+  readonly name: string;
+  readonly span: Span;
+}
+
 export interface ParsedFile {
   readonly path: string;
   readonly kind: FileKind;
@@ -493,7 +499,7 @@ export interface ParsedFile {
    * The GPU models the file's workload names as the ones it runs on (a SkyPilot task's `accelerators`: `H100:8`,
    * `{L4: 1, A100: 1}`), whichever of them it gets.
    */
-  readonly gpus?: readonly string[];
+  readonly gpus?: readonly GpuAsk[];
   /**
    * Where the file's workload runs off the baseline's fleet, why (a SkyPilot task whose `infra` names a cloud: its
    * machines are that cloud's VMs, not the fleet's node pools).

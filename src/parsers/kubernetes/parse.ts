@@ -197,10 +197,8 @@ export function servingIndex(
     for (const body of text.split(/^(?:---|\.\.\.)(?=[ \t\r\n]|$)/m)) {
       const kind = KIND_LINE.exec(body)?.[1];
       const name = METADATA_NAME.exec(body)?.[1];
-      if (claiming && name && (kind === 'ResourceClaim' || kind === 'ResourceClaimTemplate') && GPU_CLASS.test(body))
-        claims.add(name);
-      if (modelling && name && kind === 'OpenModel' && /^[ \t]+flavors[ \t]*:/m.test(body) && asksForGpus(body))
-        models.add(name);
+      if (claiming && name && GPU_CLAIM_KIND.test(body) && GPU_CLASS.test(body)) claims.add(name);
+      if (modelling && name && kind === 'OpenModel' && gpuFlavors(body)) models.add(name);
       if ((kind === 'ServingRuntime' || kind === 'ClusterServingRuntime') && name) own.add(name);
       if (kind !== 'InferenceService' || !asksForGpus(body)) continue;
       const runtime = RUNTIME_NAME.exec(body)?.[1];
@@ -851,10 +849,15 @@ function gpuModels(
     const name = METADATA_NAME.exec(body)?.[1];
     if (!name) continue;
     own.add(name);
-    if (/^[ \t]+flavors[ \t]*:/m.test(body) && asksForGpus(body)) names.add(name);
+    if (gpuFlavors(body)) names.add(name);
   }
   for (const name of elsewhere) if (!own.has(name)) names.add(name);
   return names;
+}
+
+/** An OpenModel's inference flavors that ask for NVIDIA GPUs (gpuModels). */
+function gpuFlavors(body: string): boolean {
+  return /^[ \t]+flavors[ \t]*:/m.test(body) && asksForGpus(body);
 }
 
 /** A Playground that serves a model of the file whose flavors ask for NVIDIA GPUs (gpuModels): its pods get them. */

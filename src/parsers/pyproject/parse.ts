@@ -43,14 +43,35 @@ type Index = PackageIndex;
 /** Package facts one file may make across its selections (see parsePyproject). */
 const MAX_FACTS = 50_000;
 
-interface Route {
-  readonly index: string;
-  readonly span: Span;
-  /** The extra or group the route holds for (undefined: always). */
+/** Where a `[tool.uv.sources]` entry holds: for an extra, a group, a machine (undefined: always). */
+interface SourceScope {
   readonly extra?: string;
   readonly group?: string;
   /** The entry's `marker` where it names the machine (`platform_machine != 'aarch64'`): elsewhere it does not hold. */
   readonly machineMarker?: string;
+}
+
+interface Route extends SourceScope {
+  readonly index: string;
+  readonly span: Span;
+}
+
+/** A `[tool.uv.sources]` entry that installs a package from an address (`{ url = "…whl" }`). */
+interface UrlSource extends SourceScope {
+  readonly url: Mapped;
+}
+
+/** Whether a source entry holds for a selection's declaration (its extra or group, its machine marker). */
+function holdsFor(
+  scope: SourceScope,
+  variant: { readonly extra?: string; readonly group?: string },
+  fact: PackageFact,
+): boolean {
+  return (
+    (scope.extra === undefined || scope.extra === variant.extra) &&
+    (scope.group === undefined || scope.group === variant.group) &&
+    sameMachine(scope.machineMarker, fact.markers)
+  );
 }
 
 interface Declared {
@@ -82,8 +103,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   const root = readTomlRoot(text, sink.problems);
   if (!root) return sink.finish(path, 'pyproject', source);
   const indexes = readIndexes(root, sink);
-  const routes = readSources(root, sink);
-  const urls = readUrlSources(root);
+  const { routes, urls } = readSources(root, sink);
   readPdmSources(root, sink, indexes, routes);
 
   // Poetry's main dependencies are the project's as much as PEP 621's; its sources are indexes like uv's.
@@ -240,21 +260,11 @@ export function parsePyproject(path: string, text: string): ParsedFile {
       // A direct URL source (`vllm = { url = "…/vllm-0.26.0+cu129-….whl" }`): uv installs that file for it.
       const urlSource = own
         ? undefined
-        : (urls.get(declaredFact.name) ?? []).find(
-            (candidate) =>
-              (candidate.extra === undefined || candidate.extra === variant.extra) &&
-              (candidate.group === undefined || candidate.group === variant.group) &&
-              sameMachine(candidate.machineMarker, declaredFact.markers),
-          );
+        : (urls.get(declaredFact.name) ?? []).find((candidate) => holdsFor(candidate, variant, declaredFact));
       const fact = (urlSource && fromUrl(declaredFact, urlSource.url)) ?? declaredFact;
       const route = own
         ? { index: own, span: fact.span }
-        : (routes.get(fact.name) ?? []).find(
-            (candidate) =>
-              (candidate.extra === undefined || candidate.extra === variant.extra) &&
-              (candidate.group === undefined || candidate.group === variant.group) &&
-              sameMachine(candidate.machineMarker, fact.markers),
-          );
+        : (routes.get(fact.name) ?? []).find((candidate) => holdsFor(candidate, variant, fact));
       const routed =
         route &&
         (indexes.get(route.index) ??
@@ -600,15 +610,21 @@ function sameMachine(route: string | undefined, own: string | undefined): boolea
 }
 
 /**
- * `[tool.uv.sources]`: package → the index routes that can hold on Linux (git, url and path sources are not indexes).
+ * `[tool.uv.sources]`: package → the index routes and the URL sources that can hold on Linux (git and path sources are
+ * neither).
  */
-function readSources(root: TomlTable, sink: FactSink): Map<string, Route[]> {
+function readSources(
+  root: TomlTable,
+  sink: FactSink,
+): { readonly routes: Map<string, Route[]>; readonly urls: Map<string, UrlSource[]> } {
   const routes = new Map<string, Route[]>();
+  const urls = new Map<string, UrlSource[]>();
   const sources = lookup(root, 'tool', 'uv', 'sources');
-  if (sources?.kind !== 'table') return routes;
+  if (sources?.kind !== 'table') return { routes, urls };
   for (const [name, value] of sources.entries) {
     const entries = value.kind === 'array' ? value.items : [value];
     const list: Route[] = [];
+    const addresses: UrlSource[] = [];
     for (const entry of entries) {
       if (entry.kind !== 'table') {
         sink.problems.push({
@@ -617,62 +633,28 @@ function readSources(root: TomlTable, sink: FactSink): Map<string, Route[]> {
         });
         continue;
       }
-      const index = entry.entries.get('index');
-      if (index?.kind !== 'string') continue;
       const marker = entry.entries.get('marker');
       if (!holdsOnLinux(marker?.kind === 'string' ? marker.value : undefined)) continue;
       const extra = entry.entries.get('extra');
       const group = entry.entries.get('group');
-      list.push({
-        index: index.value,
-        span: index.span,
+      const scope: SourceScope = {
         ...(extra?.kind === 'string' ? { extra: extra.value } : {}),
         ...(group?.kind === 'string' ? { group: group.value } : {}),
         ...(marker?.kind === 'string' && marker.value.includes('platform_machine')
           ? { machineMarker: marker.value }
           : {}),
-      });
+      };
+      // An index (a route to one), or a direct URL (docs.astral.sh/uv/concepts/projects/dependencies/#url); git and
+      // path sources are no indexes and name no build.
+      const index = entry.entries.get('index');
+      const url = entry.entries.get('url');
+      if (index?.kind === 'string') list.push({ index: index.value, span: index.span, ...scope });
+      else if (url?.kind === 'string') addresses.push({ url: url.mapped, ...scope });
     }
     routes.set(normalizePythonName(name), list);
+    if (addresses.length > 0) urls.set(normalizePythonName(name), addresses);
   }
-  return routes;
-}
-
-/** A `[tool.uv.sources]` entry that installs a package from an address (`{ url = "…whl" }`). */
-interface UrlSource {
-  readonly url: Mapped;
-  readonly extra?: string;
-  readonly group?: string;
-  readonly machineMarker?: string;
-}
-
-/**
- * `[tool.uv.sources]` entries that name a URL (docs.astral.sh/uv/concepts/projects/dependencies/#url): package → the
- * addresses that can hold on Linux.
- */
-function readUrlSources(root: TomlTable): Map<string, UrlSource[]> {
-  const urls = new Map<string, UrlSource[]>();
-  const sources = lookup(root, 'tool', 'uv', 'sources');
-  if (sources?.kind !== 'table') return urls;
-  for (const [name, value] of sources.entries)
-    for (const entry of value.kind === 'array' ? value.items : [value]) {
-      const url = entry.kind === 'table' ? entry.entries.get('url') : undefined;
-      if (entry.kind !== 'table' || url?.kind !== 'string') continue;
-      const marker = entry.entries.get('marker');
-      const markerText = marker?.kind === 'string' ? marker.value : undefined;
-      if (!holdsOnLinux(markerText)) continue;
-      const extra = entry.entries.get('extra');
-      const group = entry.entries.get('group');
-      const list = urls.get(normalizePythonName(name)) ?? [];
-      list.push({
-        url: url.mapped,
-        ...(extra?.kind === 'string' ? { extra: extra.value } : {}),
-        ...(group?.kind === 'string' ? { group: group.value } : {}),
-        ...(markerText?.includes('platform_machine') ? { machineMarker: markerText } : {}),
-      });
-      urls.set(normalizePythonName(name), list);
-    }
-  return urls;
+  return { routes, urls };
 }
 
 /**

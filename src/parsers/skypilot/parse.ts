@@ -8,7 +8,7 @@
  * SkyPilot picks one at launch, is said not checked where they name different images.
  */
 import { isMap, isScalar, parseAllDocuments, type Node } from 'yaml';
-import { FactSink, type ParsedFile } from '../facts.js';
+import { FactSink, type GpuAsk, type ParsedFile } from '../facts.js';
 import { imageFactOf } from '../image-ref.js';
 import { readScript } from '../installers.js';
 import type { Mapped } from '../mapped.js';
@@ -30,14 +30,12 @@ export function parseSkypilot(path: string, text: string): ParsedFile {
 
 /** What a task says of where it runs: its GPUs, and why it runs off the fleet. */
 interface TaskPlace {
-  readonly gpus: readonly string[];
+  readonly gpus: readonly GpuAsk[];
   readonly offFleet?: string;
-  /** The container it runs in, as written (`nvcr.io/nvidia/pytorch:25.10-py3`), if it names one. */
-  readonly image?: string;
 }
 
 function finish(file: ParsedFile, ...tasks: readonly TaskPlace[]): ParsedFile {
-  const gpus = [...new Set(tasks.flatMap((task) => task.gpus))];
+  const gpus = [...new Map(tasks.flatMap((task) => task.gpus).map((gpu) => [gpu.name, gpu] as const)).values()];
   const off = tasks.find((task) => task.offFleet)?.offFleet;
   return gpus.length > 0 || off
     ? { ...file, ...(gpus.length > 0 ? { gpus } : {}), ...(off ? { offFleet: off } : {}) }
@@ -45,8 +43,9 @@ function finish(file: ParsedFile, ...tasks: readonly TaskPlace[]): ParsedFile {
 }
 
 /**
- * A pipeline's tasks, read as one stage where they run in one container (or name none); a task of another
- * container than the first one named is said not checked, its installs not compared with another image.
+ * A pipeline's tasks, read as one stage where they run in the first task's container (or, where it names none, on
+ * SkyPilot's machine image as it does): a task of another container is said not checked, its installs not compared
+ * with another image.
  */
 function parsePipeline(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
@@ -56,6 +55,7 @@ function parsePipeline(path: string, text: string): ParsedFile {
   const list = Array.isArray(docs) ? docs : [docs];
   sink.stages.push({ index: 0, span: { start: 0, end: text.length } });
   const tasks: TaskPlace[] = [];
+  /** The first task's container, as written ('' for none). */
   let container: string | undefined;
   for (const doc of list) {
     if (doc.errors.length > 0) {
@@ -65,15 +65,17 @@ function parsePipeline(path: string, text: string): ParsedFile {
     const root = doc.contents as Node | null;
     if (!isMap(root) || !(valueOf(root, 'setup') || valueOf(root, 'run') || valueOf(root, 'resources'))) continue;
     const image = imageOf(valueOf(root, 'resources'), source);
-    if (image && container !== undefined && image.text.trim() !== container) {
+    const own = image?.text.trim() ?? '';
+    container ??= own;
+    if (own !== container) {
+      const at = image ? image.site(0, image.text.length) : { start: root.range![0], end: root.range![0] };
       sink.unresolved.push({
-        span: image.site(0, image.text.length),
-        text: `image_id: ${image.text}`,
-        reason: `this task of the pipeline runs in another container than ${container}, the first task's, and only the first task's is compared with what the tasks install`,
+        span: at,
+        text: image ? `image_id: ${image.text}` : 'this task',
+        reason: `this task of the pipeline runs ${own ? `in another container (${own})` : "on SkyPilot's machine image"}, not where the first task runs (${container || "SkyPilot's machine image"}), and only the first task's is compared with what the tasks install`,
       });
       continue;
     }
-    container ??= image?.text.trim();
     tasks.push(readTask(sink, root, source));
   }
   return finish(sink.finish(path, 'skypilot', source), ...tasks);
@@ -116,9 +118,9 @@ function readTask(sink: FactSink, root: Node, source: SourceText): TaskPlace {
     for (const context of sink.contexts.slice(before))
       for (const include of [...context.includes])
         if (!include.cloned) sink.markCloned(context, include, { url, path: include.target });
-  const gpus = [resources, ...candidates].flatMap((node) => accelerators(valueOf(node, 'accelerators')));
+  const gpus = [resources, ...candidates].flatMap((node) => accelerators(valueOf(node, 'accelerators'), source));
   const off = offFleet(resources, source);
-  return { gpus, ...(off ? { offFleet: off } : {}), ...(distinct.size === 1 ? { image: [...distinct][0]! } : {}) };
+  return { gpus, ...(off ? { offFleet: off } : {}) };
 }
 
 /**
@@ -133,13 +135,17 @@ function offFleet(resources: Node | undefined, source: SourceText): string | und
 
 /**
  * The GPU models of `accelerators` (docs.skypilot.co, yaml-spec: `V100:8`, `{A100:1, V100:1}` for any of them, a list
- * for any of them in order), without their counts.
+ * for any of them in order), without their counts, each where it is written.
  */
-function accelerators(node: Node | undefined): string[] {
-  const name = (text: string): string => text.replace(/:\s*\d+(?:\.\d+)?\s*$/, '').trim();
-  if (isScalar(node) && typeof node.value === 'string') return node.value.trim() ? [name(node.value)] : [];
-  if (isMap(node)) return node.items.flatMap((pair) => (isScalar(pair.key) ? [name(String(pair.key.value))] : []));
-  return listOf(node).flatMap((item) => (isScalar(item) && typeof item.value === 'string' ? [name(item.value)] : []));
+function accelerators(node: Node | undefined, source: SourceText): GpuAsk[] {
+  const ask = (item: Node | null | undefined): GpuAsk[] => {
+    const text = scalarText(item, source);
+    const name = text?.text.replace(/:\s*\d+(?:\.\d+)?\s*$/, '').trim();
+    return text && name ? [{ name, span: text.site(0, text.text.length) }] : [];
+  };
+  if (isScalar(node)) return ask(node);
+  if (isMap(node)) return node.items.flatMap((pair) => ask(pair.key as Node));
+  return listOf(node).flatMap(ask);
 }
 
 /**
