@@ -46,6 +46,8 @@ const FROM_PTX = ': what it builds runs there only from PTX';
 /** Why each finding matters and how to fix it, filled from its data (src/rule.ts, `helps`). */
 const HELPS = {
   gpuDriver: 'Older drivers do not recognise this GPU at all. Source: {{source}}',
+  gpuUnresolved:
+    'A variable names the accelerator (`--env`, `envs:`, or a value SkyPilot sets): name the GPU in the task, or check the task with the value it is launched with.',
   gpuUnknown:
     "The knowledge base's GPU table (compute capability, the CUDA range that builds for it) has no row for this name: another vendor's accelerator (a TPU, AWS Inferentia, AMD's MI300X) runs no CUDA at all, and an NVIDIA GPU of another spelling should be written as the table names it (H100, A100-80GB, L40S, RTX A6000).",
   tooOld: `CUDA {{cuda}} generates no cubin that runs on compute capability {{cc}}: neither for it nor for an earlier minor of its major, whose cubins it would run (${BINARY_COMPATIBILITY}). What is built with it runs there only where it ships PTX, which the driver compiles when the program starts (${PTX_COMPATIBILITY}): not known of an image, so no certain failure. Use an image of CUDA >= {{minCuda}} for this GPU. Source: {{source}}`,
@@ -75,6 +77,8 @@ const MESSAGES = {
   gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}",
   gpuUnknown:
     '{{gpu}} is no NVIDIA GPU the knowledge base knows, so what the workload runs is not judged on it (its CUDA, its torch builds)',
+  gpuUnresolved:
+    '{{gpu}} is only known when the task is launched, so what the workload runs is not judged on the GPU it gets (its CUDA, its torch builds)',
 };
 type MessageId = keyof typeof MESSAGES;
 
@@ -273,7 +277,7 @@ function checkOwnGpus(unit: Unit, asks: readonly GpuAsk[], kb: KnowledgeBase, re
   for (const ask of asks)
     if (!kb.gpu(ask.name))
       reportAll({
-        messageId: 'gpuUnknown',
+        messageId: /[$`]/.test(ask.name) ? 'gpuUnresolved' : 'gpuUnknown',
         data: { gpu: ask.name },
         file: unit.root,
         span: ask.span,

@@ -139,16 +139,18 @@ export function looksLikeSkypilot(text: string): boolean {
   if (!/^(?:setup|run)[ \t]*:/m.test(text)) return false;
   // A flow mapping on its line (`resources: {accelerators: A100:8}`), or the block of indented lines under it.
   if (/^resources[ \t]*:[ \t]*\{[^\n]*\b(?:accelerators|image_id|infra|cloud)[ \t]*:/m.test(text)) return true;
-  const at = /^resources[ \t]*:[ \t]*(?:#.*)?\r?$/m.exec(text);
-  if (!at) return false;
-  let start = text.indexOf('\n', at.index) + 1;
-  while (start > 0 && start < text.length) {
-    const end = text.indexOf('\n', start);
-    const line = text.slice(start, end < 0 ? text.length : end);
-    // The block ends at the first line that is not indented, blank or a comment.
-    if (!/^(?:[ \t]|[ \t]*(?:#.*)?\r?$)/.test(line)) return false;
-    if (/^[ \t]+(?:-[ \t]+)?(?:accelerators|image_id|infra|cloud)[ \t]*:/.test(line)) return true;
-    start = end + 1;
+  // Each task's (a pipeline's documents each have theirs).
+  const blocks = /^resources[ \t]*:[ \t]*(?:#.*)?\r?$/gm;
+  for (let at = blocks.exec(text); at; at = blocks.exec(text)) {
+    let start = text.indexOf('\n', at.index) + 1;
+    while (start > 0 && start < text.length) {
+      const end = text.indexOf('\n', start);
+      const line = text.slice(start, end < 0 ? text.length : end);
+      // The block ends at the first line that is not indented, blank or a comment.
+      if (!/^(?:[ \t]|[ \t]*(?:#.*)?\r?$)/.test(line)) break;
+      if (/^[ \t]+(?:-[ \t]+)?(?:accelerators|image_id|infra|cloud)[ \t]*:/.test(line)) return true;
+      start = end + 1;
+    }
   }
   return false;
 }

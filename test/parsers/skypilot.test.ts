@@ -28,6 +28,17 @@ describe('a SkyPilot task', () => {
     // A CI file's top-level `resources` is no task; nor is a Compose file or a conda environment.
     expect(kindByContent('ci.yaml', 'resources:\n  limits: {}\njobs:\n  build: {}\n')).toBeUndefined();
     expect(kindByContent('compose.yaml', 'services:\n  app:\n    image: x\n')).toBe('compose');
+    // A key of another mapping is not the task's resources'; a pipeline's later task may name them.
+    expect(
+      kindByContent('values.yaml', 'resources:\n  limits: {}\nother:\n  cloud: aws\nrun: |\n  x\n'),
+    ).toBeUndefined();
+    expect(
+      kindByContent(
+        'pipeline.yaml',
+        'name: data\nresources:\n  cpus: 64+\nrun: |\n  x\n---\nname: train\nresources:\n  accelerators: H100:8\nrun: |\n  y\n',
+      ),
+    ).toBe('skypilot');
+    expect(kindByContent('task.yaml', 'resources: {accelerators: A100:8}\nrun: python x\n')).toBe('skypilot');
   });
 
   it('runs its commands in its container: the image, and the installs at their lines', () => {
