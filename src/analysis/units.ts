@@ -856,8 +856,13 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       parts.baseImage,
       files.flatMap((file) => (file.requiresPython ? [file.requiresPython] : [])),
     ));
-  const kept = stage !== undefined ? keptTorch(root, stage, files, unitPackages, invocationOf, kb) : undefined;
-  const pinned = exactPins(files, unitPackages, kb);
+  const command = rootCommands(root, invocationOf);
+  const kept = stage !== undefined ? keptTorch(root, stage, files, unitPackages, invocationOf, command, kb) : undefined;
+  // Where in the Dockerfile each install runs: the offset of its command (Infinity where it is no command of the
+  // Dockerfile: a requirements file's unit resolves as one).
+  const commandAt = (file: ParsedFile, pkg: PackageFact): number =>
+    stage !== undefined ? (command(file, pkg)?.span.start ?? Infinity) : Infinity;
+  const pinned = exactPins(files, unitPackages, commandAt, kb);
   let pythons: readonly string[] | undefined;
   let notInstalled: Set<PackageFact> | undefined;
   /** Requirements whose label the installer takes off and picks the build itself (Cog): their label claims nothing. */
@@ -892,8 +897,11 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   // a base image's own torch pip replaces, as the companion's wheel requires another).
   let torch: UnitTorch | undefined;
   const torchOf = (): UnitTorch => (torch ??= unitTorch(root, stage, files, unitPackages));
-  const picksTorch = (pkg: PackageFact, alone: boolean | undefined): boolean =>
-    pkg.name === 'torch' || (PICKS_TORCH.has(pkg.name) && !alone && torchOf() === 'none');
+  // An earlier command's torch pin is no bar: pip replaces the torch a later install's requirement does not admit.
+  const pinnedBefore = (file: ParsedFile, pkg: PackageFact): boolean =>
+    torchOf() === 'pinned' && pinned.lastTorchPin < commandAt(file, pkg);
+  const picksTorch = (file: ParsedFile, pkg: PackageFact, alone: boolean | undefined): boolean =>
+    pkg.name === 'torch' || (PICKS_TORCH.has(pkg.name) && !alone && (torchOf() === 'none' || pinnedBefore(file, pkg)));
   // What each invocation's commands say, once per invocation (a chain of includes has a member per file, and a
   // package each): whether pip reads a configuration file the gate cannot, and whether it installs over what is there.
   const flags = new Map(
@@ -951,12 +959,12 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
           pkg.ecosystem === 'pip' &&
           !context?.replacesInstalled &&
           !(invocation && flags.get(invocation)?.upgrades) &&
-          pinnedWithin(pinned, pkg));
+          pinnedWithin(pinned, pkg, commandAt(file, pkg)));
       // What pip takes for a range of torch (or of a companion that brings it), with the other requirements of the
       // package its install reads.
       // With --no-deps (on the command, or an include's) a companion brings no torch.
       const alone = context?.noDependencies || (invocation !== undefined && flags.get(invocation)?.alone === true);
-      const picked = !build && !decided && picksTorch(pkg, alone);
+      const picked = !build && !decided && picksTorch(file, pkg, alone);
       const specifier = picked ? combinedSpecifier(pkg, samePackage(invocation, file, pkg)) : pkg.specifier;
       const unpinned = decided
         ? undefined
@@ -990,12 +998,16 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       )
         (torchRanges ??= []).push({ file, pkg, specifier: specifier.replace(/\s+/g, '') });
       const carried = !build ? builtWithTorch(file, pkg, invocation, hidden, kb) : undefined;
-      // With no torch requirement in the unit that decides torch (none, or ranges only: pip takes the pin's torch for
-      // them too), the torch it installs is the one its wheel requires, from PyPI: that release's build, to the minor
-      // (`vllm==0.11.0` installs torch 2.8.0, a CUDA 12.8 build).
+      // With no torch requirement in the unit that decides torch (none, ranges only: pip takes the pin's torch for
+      // them too, or pins of earlier commands only, which pip replaces), the torch it installs is the one its wheel
+      // requires, from PyPI: that release's build, to the minor (`vllm==0.11.0` installs torch 2.8.0, CUDA 12.8).
       if (carried)
         implied.push(
-          (torchOf() !== 'decided' && shipsNoTorch(root, stage, kb) && withItsTorch(carried, kb)) || carried.claim,
+          (torchOf() !== 'decided' &&
+            (torchOf() !== 'pinned' || pinnedBefore(file, pkg)) &&
+            shipsNoTorch(root, stage, kb) &&
+            withItsTorch(carried, kb)) ||
+            carried.claim,
         );
       if (build?.cuda && (!pkg.localLabel || build.index?.addedBy) && !pkg.url) {
         implied.push(
@@ -1101,11 +1113,12 @@ const UNRESOLVED_TORCH_STARTS = new WeakMap<ParsedFile, readonly number[]>();
 
 /**
  * What a unit's own files say of torch: nothing (`none`: no requirement names it, none is left unread), only ranges
- * (`ranges`: pip's pick may still be decided by another package's pin), or its build (`decided`: an exact pin, an
- * address or conda's pytorch, or a requirement whose version only the build knows, `torch==$TORCH_VERSION`). A stage
- * built on another stage of the file runs the torch the stages above installed: `decided`.
+ * (`ranges`: pip's pick may still be decided by another package's pin), only exact pip pins (`pinned`: a later command
+ * that installs a companion or vLLM replaces the torch they do not admit), or its build (`decided`: an address or
+ * conda's pytorch, pins and ranges, or a requirement whose version only the build knows, `torch==$TORCH_VERSION`). A
+ * stage built on another stage of the file runs the torch the stages above installed: `decided`.
  */
-type UnitTorch = 'none' | 'ranges' | 'decided';
+type UnitTorch = 'none' | 'ranges' | 'pinned' | 'decided';
 
 function unitTorch(
   root: ParsedFile,
@@ -1116,14 +1129,16 @@ function unitTorch(
   if (stage !== undefined && StageTree.of(root).root(stage) !== stage) return 'decided';
   if (stage === undefined ? unresolvedTorch(root).length > 0 : unreadTorchOf(root, stage) !== undefined)
     return 'decided';
-  let named = false;
+  let ranges = false;
+  let pins = false;
   for (const file of files)
     for (const pkg of packagesOf(file)) {
       if (pkg.name !== 'torch' && pkg.name !== 'pytorch') continue;
-      if (pkg.exact !== undefined || pkg.url !== undefined || pkg.ecosystem !== 'pip') return 'decided';
-      named = true;
+      if (pkg.url !== undefined || pkg.ecosystem !== 'pip') return 'decided';
+      if (pkg.exact !== undefined) pins = true;
+      else ranges = true;
     }
-  return named ? 'ranges' : 'none';
+  return pins ? (ranges ? 'decided' : 'pinned') : ranges ? 'ranges' : 'none';
 }
 
 /** Where the first torch requirement of unknown version of a Dockerfile's stage is, if it has one. */
@@ -1156,19 +1171,9 @@ function keptTorch(
   files: readonly ParsedFile[],
   packagesOf: (file: ParsedFile) => readonly PackageFact[],
   invocationOf: ReadonlyMap<InstallContext, Invocation>,
+  command: RootCommand,
   kb: KnowledgeBase,
 ): ReadonlySet<PackageFact> | undefined {
-  /** Where in the Dockerfile the command that installs a package is, and that command's context. */
-  const rootContext = new Map<Invocation, InstallContext | undefined>();
-  const command = (file: ParsedFile, pkg: PackageFact): InstallContext | undefined => {
-    const context = file.contexts[pkg.context];
-    if (file === root) return context;
-    const invocation = context ? invocationOf.get(context) : undefined;
-    if (!invocation) return undefined;
-    if (!rootContext.has(invocation))
-      rootContext.set(invocation, invocation.members.find((member) => member.file === root)?.context);
-    return rootContext.get(invocation);
-  };
   const installs: { pkg: PackageFact; at: InstallContext }[] = [];
   const pinners: PackageFact[] = [];
   for (const file of files)
@@ -1197,7 +1202,13 @@ function keptTorch(
   // PyTorch's): kept where the range admits the one that belongs to it, or where which one that is is not recorded.
   const companions = shipped !== undefined ? kb.companions(shipped.replace(/\+.*$/, '')) : undefined;
   const keptPinners = pinners.filter((pkg) => {
-    if (otherNgc || ships.has(pkg.name)) return true;
+    if (otherNgc) return true;
+    // What the image ships, where its tag names the version (vllm/vllm-openai:v0.10.2), only for a range that admits
+    // it: `vllm>=0.11` there installs the newest vllm, and the torch it pins.
+    if (ships.has(pkg.name)) {
+      const version = kb.shippedVersion(name, base?.tag ?? 'latest', pkg.name);
+      return version === undefined || admitsInstalled(pkg.specifier, version);
+    }
     if (pkg.name !== 'torchvision' && pkg.name !== 'torchaudio') return false;
     // A vendor's torch comes with its companions, whose versions are not recorded either.
     if (vendorTorch) return true;
@@ -1385,28 +1396,62 @@ export function readsUnread(invocation: Invocation): boolean {
   return includes > invocation.members.length - 1;
 }
 
+/** The Dockerfile command (its install context) that installs a package of a unit's file; undefined where none does. */
+type RootCommand = (file: ParsedFile, pkg: PackageFact) => InstallContext | undefined;
+
+/** A unit's RootCommand: a file the Dockerfile includes is installed by its invocation's command in the Dockerfile. */
+function rootCommands(root: ParsedFile, invocationOf: ReadonlyMap<InstallContext, Invocation>): RootCommand {
+  const rootContext = new Map<Invocation, InstallContext | undefined>();
+  return (file, pkg) => {
+    const context = file.contexts[pkg.context];
+    if (file === root) return context;
+    const invocation = context ? invocationOf.get(context) : undefined;
+    if (!invocation) return undefined;
+    if (!rootContext.has(invocation))
+      rootContext.set(invocation, invocation.members.find((member) => member.file === root)?.context);
+    return rootContext.get(invocation);
+  };
+}
+
 /** Where a build comes from whatever index a hidden pip configuration names. */
 const INDEPENDENT: ReadonlySet<string> = new Set(['local-label', 'url', 'index-url', 'find-links']);
 
-/** The exact versions a unit pins each pip package to (distinct, a few at most per name in real files). */
+/** The exact versions a unit pins each pip package to, and where the last command that pins torch runs. */
+interface ExactPins {
+  /** Each package's exact versions (distinct, a few at most per name in real files). */
+  readonly versions: ReadonlyMap<string, readonly string[]>;
+  /** The offset of the last Dockerfile command with an exact torch requirement (-Infinity where none has). */
+  readonly lastTorchPin: number;
+  /** The same of the last one that fixes torch, by its own pin or another package's (`torchvision==0.20.0`). */
+  readonly lastTorchBound: number;
+}
+
+/** The exact versions a unit pins each pip package to. */
 function exactPins(
   files: readonly ParsedFile[],
   packagesOf: (file: ParsedFile) => readonly PackageFact[],
+  commandAt: (file: ParsedFile, pkg: PackageFact) => number,
   kb: KnowledgeBase,
-): ReadonlyMap<string, readonly string[]> {
+): ExactPins {
   const pins = new Map<string, string[]>();
+  let lastTorchPin = -Infinity;
+  let lastTorchBound = -Infinity;
+  let at = 0;
   const add = (name: string, version: string): void => {
+    if (name === 'torch') lastTorchBound = Math.max(lastTorchBound, at);
     const versions = pins.get(name);
     if (!versions) pins.set(name, [version]);
     else if (versions.length <= MAX_PINS && !versions.includes(version)) versions.push(version);
   };
   for (const file of files)
     for (const pkg of packagesOf(file)) {
+      at = commandAt(file, pkg);
       // conda's pytorch is pip's torch in the same environment (a conda image's pip sees it): pip keeps one that
       // meets a range (OLMo's Dockerfile.gantry: `conda install pytorch==2.2.2`, then a project's `torch>=2.1`).
       if (pkg.ecosystem === 'conda' && pkg.exact && pkg.name === 'pytorch') add('torch', pkg.exact);
       if (pkg.ecosystem !== 'pip' || !pkg.exact || pkg.url) continue;
       add(pkg.name, pkg.exact);
+      if (pkg.name === 'torch') lastTorchPin = Math.max(lastTorchPin, at);
       // vllm==0.10.2 requires torch==2.8.0 (its wheel's Requires-Dist): pip resolves a torch range beside it to that.
       if (CARRIES_TORCH_CUDA.has(pkg.name)) {
         const version = publicVersion(pkg.exact);
@@ -1428,19 +1473,24 @@ function exactPins(
         if (owners.length === 1) add('torch', owners[0]!.version);
       }
     }
-  return pins;
+  return { versions: pins, lastTorchPin, lastTorchBound };
 }
 
 /** Past this many distinct pins of one package, a range is taken to admit one of them (nothing is claimed). */
 const MAX_PINS = 16;
 
-/** Whether a range (or no version) of a package is met by an exact pin of it in the same unit. */
-function pinnedWithin(pins: ReadonlyMap<string, readonly string[]>, pkg: PackageFact): boolean {
-  const versions = pins.get(pkg.name);
+/**
+ * Whether a range (or no version) of a package is met by an exact pin of it in the same unit; `at` is where the
+ * package's command runs (Dockerfile offset, Infinity where unordered).
+ */
+function pinnedWithin(pins: ExactPins, pkg: PackageFact, at: number): boolean {
+  const versions = pins.versions.get(pkg.name);
   // torchvision, torchaudio, vllm or sglang with no pin of its own beside a pinned torch (`sglang[all]==0.5.2` requires
   // torch 2.8.0; `torchaudio==2.8.0` does): each release requires one torch exactly, so pip takes the one that goes
-  // with that torch, not today's newest.
-  if (!versions && pkg.name !== 'torch' && PICKS_TORCH.has(pkg.name)) return pins.has('torch');
+  // with that torch, not today's newest. Not a torch an earlier command pinned: pip's resolver takes the newest
+  // release and replaces the installed torch its requirement does not admit (an installed version is no constraint).
+  if (!versions && pkg.name !== 'torch' && PICKS_TORCH.has(pkg.name))
+    return pins.versions.has('torch') && (at === Infinity || pins.lastTorchBound >= at);
   if (!versions) return false;
   if (pkg.specifier === '' || versions.length > MAX_PINS) return true;
   return versions.some((version) => admits(pkg.specifier, version));

@@ -1129,6 +1129,22 @@ export class KnowledgeBase {
     });
   }
 
+  /**
+   * The version of a package a vendor's image ships that its tag names (vllm/vllm-openai:v0.10.2: vllm 0.10.2), if
+   * the knowledge says the tag names it.
+   */
+  shippedVersion(name: string, tag: string, pkg: string): string | undefined {
+    return this.cached('shippedVersion', `${name}:${tag}:${pkg}`, () => {
+      for (const row of this.data.images.torchImages.images) {
+        const expression = row.versions?.[pkg];
+        if (!expression || !new RegExp(row.pattern).test(name)) continue;
+        const version = new RegExp(expression).exec(tag)?.[1];
+        if (version) return version;
+      }
+      return undefined;
+    });
+  }
+
   /** The record that says a Docker Hub name is a Docker Official Image (which ships no CUDA), if it is one. */
   officialImage(registry: string | undefined, repository: string): Sourced | undefined {
     const official = this.data.images.officialImages;

@@ -349,6 +349,11 @@ export const Images = z.strictObject({
         tag: z.string().refine(compiles, 'not a regular expression').optional(),
         /** The Python packages the image ships (torch, vllm, sglang), of versions not recorded. */
         ships: z.array(z.string()),
+        /**
+         * The version of a shipped package that the tag names, by package: the first group of this expression over
+         * the tag (vllm/vllm-openai:v0.10.2 ships vllm 0.10.2). A tag it does not match names none.
+         */
+        versions: z.record(z.string(), z.string().refine(compiles, 'not a regular expression')).optional(),
         ...sourced,
       }),
     ),
