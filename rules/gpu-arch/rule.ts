@@ -592,7 +592,7 @@ function checkArchList(file: ParsedFile, env: EnvFact, fleet: readonly FleetGpu[
   const sass: string[] = [];
   const ptx: string[] = [];
   for (const entry of entries) {
-    const match = /^(\d+\.\d+a?)(\+PTX)?$/i.exec(entry);
+    const match = /^(\d+\.\d+[af]?)(\+PTX)?$/i.exec(entry);
     if (!match) continue;
     sass.push(match[1]!);
     if (match[2]) ptx.push(match[1]!);

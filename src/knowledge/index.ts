@@ -1328,14 +1328,21 @@ export function torchBuildTags(release: TorchRelease): string[] {
 
 /**
  * Can code compiled for these SASS/PTX targets run on compute capability `cc`? SASS runs on the same major at an
- * equal or higher minor (not the `a` variants, which run only on their own), PTX on any equal or newer GPU.
+ * equal or higher minor; an architecture-specific target (`9.0a`, sm_90a) only on its own capability, a
+ * family-specific one (`10.0f`) on its family's (the same major, an equal or higher minor). PTX runs on any equal or
+ * newer GPU, an `a` target's on its own capability only, an `f` target's on its family (PTX ISA, "Target
+ * architectures with suffix a … cannot be run on later generation devices"; NVIDIA's blog, "Blackwell and CUDA 12.9
+ * introduce family-specific architecture features").
  */
 export function runsOn(cc: string, sass: readonly string[], ptx: readonly string[]): boolean {
   const [major, minor] = cc.split('.').map(Number) as [number, number];
-  const sassOk = sass.some((arch) => {
-    const [m, n] = arch.replace(/a$/, '').split('.').map(Number) as [number, number];
-    return m === major && n <= minor && !arch.endsWith('a');
-  });
-  const ptxOk = ptx.some((arch) => compareDotted(arch, cc) <= 0);
-  return sassOk || ptxOk || sass.includes(cc);
+  const reaches = (arch: string, forward: boolean): boolean => {
+    const match = /^(\d+)\.(\d+)([af]?)$/i.exec(arch);
+    if (!match) return false;
+    const [m, n, suffix] = [Number(match[1]), Number(match[2]), match[3]!.toLowerCase()];
+    if (suffix === 'a') return m === major && n === minor;
+    if (suffix === 'f' || !forward) return m === major && n <= minor;
+    return m < major || (m === major && n <= minor);
+  };
+  return sass.some((arch) => reaches(arch, false)) || ptx.some((arch) => reaches(arch, true));
 }

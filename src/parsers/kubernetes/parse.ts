@@ -74,11 +74,12 @@ export interface ManifestOptions {
  * KServe serving runtimes that GPU InferenceServices of other files name, found across a repository's manifests
  * (plain data: it crosses to worker threads). `runtimes`: the files that define a ServingRuntime or
  * ClusterServingRuntime of each name such a service names; `services`: by runtime name, the services of other files
- * that name it and are paired with it. Only a
- * service whose predictor says nothing of where it runs (no nodeSelector, no affinity) is paired with a runtime in
- * another file: the runtime's containers then run where its own spec says, which is where the service runs. A service
- * that places its predictor stays not checked unless its runtime is in its own file (its placement is carried only
- * within a file).
+ * that name it and are paired with it. A service whose predictor says nothing of where it runs (no nodeSelector, no
+ * affinity) is paired with a runtime in another file: the runtime's containers then run where its own spec says,
+ * which is where the service runs. So is one that places its predictor where the runtime says nothing of where it
+ * runs: the runtime is judged on every pool, which holds the pools the predictor picks (as where several services of
+ * its file name it). A service that places its predictor on a runtime that places itself stays not checked unless
+ * the runtime is in its own file (a placement is carried only within a file, and KServe merges the two).
  */
 export interface ServingIndex {
   readonly runtimes: Readonly<Record<string, readonly string[]>>;
@@ -185,6 +186,8 @@ export function servingIndex(
   files: Iterable<{ readonly path: string; readonly text: string }>,
 ): ServingIndex | undefined {
   const runtimes = new Map<string, string[]>();
+  /** Runtimes a definition of which says where its pods run. */
+  const placedRuntimes = new Set<string>();
   const asked: { path: string; runtime: string; label: string; placed: boolean }[] = [];
   const claims = new Set<string>();
   const models = new Set<string>();
@@ -199,7 +202,10 @@ export function servingIndex(
       const name = METADATA_NAME.exec(body)?.[1];
       if (claiming && name && GPU_CLAIM_KIND.test(body) && GPU_CLASS.test(body)) claims.add(name);
       if (modelling && name && kind === 'OpenModel' && gpuFlavors(body)) models.add(name);
-      if ((kind === 'ServingRuntime' || kind === 'ClusterServingRuntime') && name) own.add(name);
+      if ((kind === 'ServingRuntime' || kind === 'ClusterServingRuntime') && name) {
+        own.add(name);
+        if (PLACED.test(body)) placedRuntimes.add(name);
+      }
       if (kind !== 'InferenceService' || !asksForGpus(body)) continue;
       const runtime = RUNTIME_NAME.exec(body)?.[1];
       if (runtime)
@@ -213,7 +219,7 @@ export function servingIndex(
   for (const { path, runtime, label, placed } of asked) {
     if (!runtimes.get(runtime)?.some((other) => other !== path)) continue;
     named.add(runtime);
-    if (!placed) (services[runtime] ??= []).push({ path, label });
+    if (!placed || !placedRuntimes.has(runtime)) (services[runtime] ??= []).push({ path, label });
   }
   if (named.size === 0 && claims.size === 0 && models.size === 0) return undefined;
   return {
@@ -610,7 +616,7 @@ function whereTheImageIs(body: string, path: string, index: ServingIndex | undef
     const runtime = RUNTIME_NAME.exec(body)?.[1];
     const elsewhere = runtimeElsewhere(body, path, index);
     if (elsewhere.length > 0)
-      return `its image is that of the serving runtime its model names (runtime: ${runtime}), which ${elsewhere.join(', ')} defines (checked there), and its predictor's nodeSelector or affinity, which decide which pool runs that runtime's containers, are not carried to another file`;
+      return `its image is that of the serving runtime its model names (runtime: ${runtime}), which ${elsewhere.join(', ')} defines (checked there), and its predictor's nodeSelector or affinity, which KServe merges with the runtime's own to decide which pool runs the runtime's containers, are not carried to another file`;
     return `its image is that of the serving runtime its model ${runtime ? `names (runtime: ${runtime}, a ServingRuntime or ClusterServingRuntime)` : 'format selects (a ServingRuntime or ClusterServingRuntime whose supportedModelFormats lists it)'}, not in this document`;
   }
   // KServe's LLMInferenceService merges its template over the LLMInferenceServiceConfig presets it names (baseRefs)
