@@ -950,7 +950,9 @@ function pipClaims({ file, pkg, subject, claimOf }: PackageSite, kb: KnowledgeBa
   // Builds whose CUDA comes with the version (onnxruntime-gpu, paddlepaddle-gpu) or with an extra
   // (tensorflow[and-cuda], jax[cuda]). A plain `tensorflow` pin is a GPU-capable build that uses the CUDA of the
   // machine: it sets no target of its own.
-  if (pkg.exact && !byName) {
+  // Not a wheel from elsewhere (`onnxruntime_gpu-1.18.0-…-linux_aarch64.whl`, a Jetson build from the Jetson Zoo): its
+  // CUDA is its builder's, not PyPI's build of that version.
+  if (pkg.exact && !byName && !(pkg.url && !PYPI_FILES.test(pkg.url))) {
     const paddlePost = pkg.name === 'paddlepaddle-gpu' ? /\.post(\d+)(\d)$/.exec(publicVersion(pkg.exact)) : undefined;
     if (paddlePost) claims.push(claimOf('library', `${paddlePost[1]}.${paddlePost[2]}`, 'minor'));
     else {
@@ -989,6 +991,9 @@ function pipClaims({ file, pkg, subject, claimOf }: PackageSite, kb: KnowledgeBa
   const pygCuda = pyg ? cudaFromDigits(pyg[1]!) : undefined;
   if (pygCuda?.precision === 'minor') claims.push(claimOf('wheel-tag', pygCuda.cuda, 'minor'));
 }
+
+/** PyPI's own files (a URL to the wheel pip would take from it): PyPI's build of the version. */
+const PYPI_FILES = /^https?:\/\/(?:files\.pythonhosted\.org|pypi\.org|pypi\.python\.org)\//i;
 
 /** NVIDIA's Python bindings of CUDA, versioned by the CUDA major they bind (on PyPI and conda-forge alike). */
 const CUDA_BINDINGS: ReadonlySet<string> = new Set(['cuda-bindings', 'cuda-python']);

@@ -35,6 +35,13 @@ export function fleetScope(files: readonly ParsedFile[], kb: KnowledgeBase): Fle
           : undefined;
       if (base && vendor)
         return `This stage is built on ${base.reference}, an image for ${vendor}, which ships no CUDA: what it installs runs there, not on the fleet's NVIDIA GPUs.`;
+      // A stage on a Jetson image (L4T): what it installs runs on Jetson boards, whose driver is their L4T release's.
+      const jetson =
+        base && !base.unresolved
+          ? kb.jetsonImage(base.registry ? `${base.registry}/${base.repository}` : base.repository)
+          : undefined;
+      if (base && jetson)
+        return `This stage is built on ${base.reference}, an image for NVIDIA Jetson boards (arm64, L4T), whose CUDA driver comes with the board's L4T release: what it installs runs there, not on the fleet's pools (${jetson.source[0]!.split(' ')[0]}).`;
       const workloads = cpuOnly.get(unit.root.path);
       if (workloads)
         return `The workloads that run this Dockerfile's image here get no GPU (${workloads.join(', ')}), so its CUDA is never loaded on the fleet's GPUs.`;

@@ -1234,10 +1234,20 @@ function keptTorch(
     if (!pkg.exact && !pkg.url) firstUnpinned = Math.min(firstUnpinned, at.span.start);
   // The torch the base image ships (NGC's PyTorch containers, pytorch/pytorch): pip keeps it where the range admits
   // it ("Requirement already satisfied"; a pre-release already installed counts, PEP 440), and installs none.
+  // A torch an earlier command installed from an address (`pip install https://…/torch-2.3.0-…-linux_aarch64.whl`, a
+  // local wheel): pip keeps it where the range admits the version its file names, or where the file names none.
+  const fromAddresses = installs.filter(({ pkg }) => pkg.url);
+  const keptFromAddress = (pkg: PackageFact, at: InstallContext): boolean =>
+    fromAddresses.some(
+      (earlier) =>
+        earlier.at.span.start < at.span.start &&
+        (earlier.pkg.exact === undefined || admitsInstalled(pkg.specifier, earlier.pkg.exact)),
+    );
   const kept = new Set<PackageFact>(keptPinners);
   for (const { pkg, at } of candidates)
     if (
       Math.min(firstUnread, firstUnpinned) < at.span.start ||
+      keptFromAddress(pkg, at) ||
       (shipped !== undefined ? admitsInstalled(pkg.specifier, shipped) : vendorTorch)
     )
       kept.add(pkg);

@@ -1100,6 +1100,12 @@ export class KnowledgeBase {
     );
   }
 
+  /** The record that says an image is for NVIDIA's Jetson boards (L4T), if it is. */
+  jetsonImage(name: string): Sourced | undefined {
+    const record = this.data.images.jetsonImages;
+    return this.cached('jetsonImage', name, () => (new RegExp(record.pattern).test(name) ? record : undefined));
+  }
+
   /** The record that says an image is a minimal OS image outside Docker Hub (UBI, distroless: no CUDA), if it is. */
   osImage(name: string): Sourced | undefined {
     const record = this.data.images.osImages;

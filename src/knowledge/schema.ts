@@ -332,6 +332,12 @@ export const Images = z.strictObject({
       ...sourced,
     }),
   ),
+  /**
+   * Images for NVIDIA's Jetson boards (NVIDIA's L4T containers, jetson-containers' dustynv images), by name: arm64
+   * builds whose CUDA driver comes with the board's L4T release. What they run runs on Jetson boards, not on a fleet's
+   * data-center or GeForce GPUs.
+   */
+  jetsonImages: z.strictObject({ pattern: z.string().refine(compiles, 'not a regular expression'), ...sourced }),
   /** Minimal OS images outside Docker Hub (Red Hat's UBI, Google's distroless): none ships CUDA. */
   osImages: z.strictObject({ pattern: z.string().refine(compiles, 'not a regular expression'), ...sourced }),
   /**
