@@ -150,7 +150,7 @@ export default defineRule({
     bundledRuntime:
       "pip's CUDA wheels (torch from PyPI or a PyTorch index, the nvidia-*-cu{{foundMajor}} libraries) carry their CUDA libraries and load those, not a conda environment's cudatoolkit, whose CUDA {{expectedMajor}} libraries have other file names: the environment runs where the driver supports CUDA {{found}}, and cudatoolkit is unused by them (PyTorch's maintainers: discuss.pytorch.org/t/103552). A conda package built against cudatoolkit {{expected}} would meet CUDA {{found}} in one process. Remove cudatoolkit, or install the builds for CUDA {{expected}}.{{evidence}}",
     metaPackage:
-      "{{meta}} depends on a build for each CUDA major, so all of them are installed; the one for CUDA {{expected}} matches, and the others ({{others}}) are installed beside it without being the build that is loaded for this CUDA. Nothing to fix unless their size or their runtime libraries matter: then install {{matching}} without {{meta}} (or exclude {{others}}, e.g. with uv's override-dependencies). Source: the dependencies the lock records for {{meta}}.",
+      "{{meta}} depends on a build for each CUDA major, so all of them are installed; the one for CUDA {{expected}} matches, and the others ({{others}}) are installed beside it without being loaded for this CUDA (NIXL's meta package, for one, imports the backend of the CUDA major torch reports: ai-dynamo/nixl, src/bindings/python/nixl-meta/README.md). Nothing to fix; where their size matters, exclude {{others}} (e.g. with uv's override-dependencies), keeping {{meta}}, which is what its users import. Source: the dependencies the lock records for {{meta}}.",
   },
   check({ units, kb, report }) {
     for (const unit of units) {
@@ -174,7 +174,7 @@ export default defineRule({
         return relation === 'same' ? [] : [{ claim, relation }];
       });
       // Builds a meta-package pulls in for every CUDA major (nixl on nixl-cu12 and nixl-cu13), whose sibling for the
-      // target's CUDA is there too: one warning for the meta-package, not an error for each build.
+      // target's CUDA is there too: one notice for the meta-package, not an error for each build.
       const meta = byMetaPackage(unit, mismatches, target);
       for (const group of meta.values()) reportMetaPackage(unit, group, target, report);
       const own = mismatches.filter(({ claim }) => ![...meta.values()].some((group) => group.claims.includes(claim)));
@@ -284,7 +284,8 @@ function reportMetaPackage(unit: Unit, group: MetaGroup, target: CudaClaim, repo
     },
     file: metaPin?.file ?? first.file,
     span: metaPin?.pkg.nameSpan ?? first.span,
-    severity: 'warning',
+    // Nothing in it is wrong: the build of the other major is installed, never loaded.
+    severity: 'notice',
     related: [
       ...group.claims.map((claim) => ({
         file: claim.file,
