@@ -422,7 +422,7 @@ spec:
     expect(unquoted.unresolved.map((fact) => [fact.text, fact.reason, fact.fails])).toEqual([
       [
         'kind: Deployment',
-        'a template (`{{ … }}` placeholders as Helm, Go and Jinja write them, or `%{ … }` directives as Terraform does)',
+        "a template (`{{ … }}` placeholders as Helm, Go and Jinja write them, or `%{ … }` directives as Terraform does) that asks for NVIDIA GPUs, so what runs on them is only known once rendered: check the rendered output (`helm template`, or the templating tool's)",
         true,
       ],
     ]);
@@ -477,7 +477,7 @@ spec:
     expect(wrapped.unresolved.map((fact) => [fact.text, fact.reason, fact.fails ?? false])).toEqual([
       [
         'kind: Deployment',
-        'a template (`{{ … }}` placeholders as Helm, Go and Jinja write them, or `%{ … }` directives as Terraform does)',
+        "a template (`{{ … }}` placeholders as Helm, Go and Jinja write them, or `%{ … }` directives as Terraform does) that asks for NVIDIA GPUs, so what runs on them is only known once rendered: check the rendered output (`helm template`, or the templating tool's)",
         true,
       ],
     ]);
@@ -805,12 +805,12 @@ describe("KServe runtimes in another file (the repository's serving index)", () 
               nvidia.com/gpu: "1"
           runtime: ${runtime}
   `;
-  const runtime = codeBlock`
+  const runtimeNamed = (name: string, placed = false) => codeBlock`
     apiVersion: serving.kserve.io/v1alpha1
     kind: ClusterServingRuntime
     metadata:
-      name: nim-runtime
-    spec:
+      name: ${name}
+    spec:${placed ? '\n      nodeSelector:\n        nvidia.com/gpu.present: "true"' : ''}
       containers:
       - name: kserve-container
         image: nvcr.io/nim/meta/llama3-8b-instruct:1.0.0
@@ -822,18 +822,26 @@ describe("KServe runtimes in another file (the repository's serving index)", () 
     { path: 'models/a.yaml', text: service('a', 'nim-runtime') },
     { path: 'models/placed.yaml', text: service('placed', 'nim-runtime', true) },
     { path: 'models/other.yaml', text: service('other', 'missing-runtime') },
-    { path: 'runtimes/nim.yaml', text: runtime },
+    { path: 'runtimes/nim.yaml', text: runtimeNamed('nim-runtime') },
+    { path: 'models/pinned.yaml', text: service('pinned', 'placed-runtime', true) },
+    { path: 'runtimes/placed.yaml', text: runtimeNamed('placed-runtime', true) },
   ];
 
-  it('pairs the services that do not place their predictor with the runtime another file defines', () => {
+  it('pairs each service with the runtime another file defines, unless both place their pods', () => {
     const index = servingIndex(files)!;
     expect(index).toEqual({
-      runtimes: { 'nim-runtime': ['runtimes/nim.yaml'] },
-      services: { 'nim-runtime': [{ path: 'models/a.yaml', label: 'InferenceService/a' }] },
+      runtimes: { 'nim-runtime': ['runtimes/nim.yaml'], 'placed-runtime': ['runtimes/placed.yaml'] },
+      services: {
+        'nim-runtime': [
+          { path: 'models/a.yaml', label: 'InferenceService/a' },
+          { path: 'models/placed.yaml', label: 'InferenceService/placed' },
+        ],
+      },
     });
     expect(servingPartners(index, 'models/a.yaml')).toEqual(['runtimes/nim.yaml']);
-    expect(servingPartners(index, 'runtimes/nim.yaml')).toEqual(['models/a.yaml']);
+    expect(servingPartners(index, 'runtimes/nim.yaml')).toEqual(['models/a.yaml', 'models/placed.yaml']);
     expect(servingPartners(index, 'models/other.yaml')).toEqual([]);
+    expect(servingPartners(index, 'models/pinned.yaml')).toEqual([]);
     expect(servingIndex([files[2]!, files[3]!])).toBeUndefined();
   });
 
@@ -843,12 +851,16 @@ describe("KServe runtimes in another file (the repository's serving index)", () 
     const container = parsed(3).containers[0]!;
     expect([container.gpu, container.workload]).toEqual([
       true,
-      'ClusterServingRuntime/nim-runtime (for InferenceService/a in models/a.yaml)',
+      'ClusterServingRuntime/nim-runtime (for InferenceService/a in models/a.yaml, InferenceService/placed in models/placed.yaml)',
     ]);
     expect(parsed(0).unresolved).toEqual([]);
-    // Its placement is not carried to another file: the placed service fails closed, and says where its runtime is.
-    expect(parsed(1).unresolved.map((entry) => entry.reason)).toEqual([
-      expect.stringContaining('which runtimes/nim.yaml defines (checked there), and its predictor'),
+    // A placed service on a runtime that places itself nowhere: the runtime is judged on every pool, which holds the
+    // pools its predictor picks.
+    expect(parsed(1).unresolved).toEqual([]);
+    // Both placed: KServe merges the two placements, and the service's is not carried to another file: the service
+    // fails closed, and says where its runtime is.
+    expect(parsed(4).unresolved.map((entry) => entry.reason)).toEqual([
+      expect.stringContaining('which runtimes/placed.yaml defines (checked there), and its predictor'),
     ]);
     // Without the index, as before: the runtime asks for no GPU, and the service is not checked.
     expect(parseKubernetesManifest(files[3]!.path, files[3]!.text).containers[0]!.gpu).toBe(false);

@@ -672,8 +672,19 @@ function containerLabel(container: ContainerFact): string {
  * `templatefile()` renders.
  */
 function isTemplate(body: string): boolean {
-  return body.includes('{{') || /^[ \t]*%\{/m.test(body);
+  if (/^[ \t]*%\{/m.test(body)) return true;
+  if (!body.includes('{{')) return false;
+  // KServe expands Go templates in an LLMInferenceService's own fields when it reconciles it (`{{ ChildName
+  // .ObjectMeta.Name "-epp-service" }}`, kserve.github.io/website/docs/model-serving/generative-inference/llmisvc/):
+  // applied as written, not a chart's template, unless an action reads what only Helm has.
+  const kind = KIND_LINE.exec(body)?.[1];
+  if (kind === 'LLMInferenceService' || kind === 'LLMInferenceServiceConfig') return HELM_ACTION.test(body);
+  return true;
 }
+
+/** A template action that reads Helm's objects or functions (`.Values`, `.Release`, `include`, `toYaml`). */
+const HELM_ACTION =
+  /\{\{-?[^}]*(?:\.(?:Values|Release|Chart|Capabilities|Files|Template)\b|\b(?:include|toYaml|tpl|required)\b)/;
 
 /**
  * A template's document (Helm, Go or Jinja `{{ … }}`, Terraform `%{ … }`), not read until rendered: said not
@@ -696,7 +707,9 @@ function templateNotChecked(sink: FactSink, body: string, start: number, text: s
     start,
     blocks
       ? "a template (`{{ … }}` placeholders, as Helm, Go and Jinja write them) whose blocks come from the chart, so whether it asks for NVIDIA GPUs is only known once rendered: check the rendered output (`helm template`, or the templating tool's)"
-      : 'a template (`{{ … }}` placeholders as Helm, Go and Jinja write them, or `%{ … }` directives as Terraform does)',
+      : gpu
+        ? "a template (`{{ … }}` placeholders as Helm, Go and Jinja write them, or `%{ … }` directives as Terraform does) that asks for NVIDIA GPUs, so what runs on them is only known once rendered: check the rendered output (`helm template`, or the templating tool's)"
+        : 'a template (`{{ … }}` placeholders as Helm, Go and Jinja write them, or `%{ … }` directives as Terraform does)',
     text,
     gpu,
     blocks,
