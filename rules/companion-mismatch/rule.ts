@@ -371,7 +371,7 @@ function wheelLabel(pkg: { readonly localLabel?: string; readonly url?: string }
   return file ? /^[^-]+-[^-+]+(?:\+|%2B)([^-]+)-/i.exec(file)?.[1] : undefined;
 }
 
-/** A find-links page that serves builds for another torch minor than the pinned torch. */
+/** A wheel page (find-links, or an index built per torch minor) that serves builds for another torch minor. */
 function checkTorchPages(
   unit: Unit,
   torch: UnitPackage,
@@ -382,9 +382,11 @@ function checkTorchPages(
   const seen = new Set<IndexFact>();
   for (const invocation of unit.invocations) {
     for (const index of invocation.indexes) {
-      if (seen.has(index) || index.kind !== 'find-links') continue;
+      if (seen.has(index)) continue;
       seen.add(index);
       const page = torchPage(index.url);
+      // A page is read as what pip reads it as: a find-links page, or an index where it is one (FlashInfer's).
+      if (index.kind !== 'find-links' && !page?.index) continue;
       const built = page?.torch;
       if (page && built && built !== minorOf(torchVersion)) {
         const file = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
