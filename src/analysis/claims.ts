@@ -725,7 +725,7 @@ const NVIDIA_VERSIONED = /^nvidia-cuda-(runtime|nvrtc|cupti|nvcc)(-cu\d{2})?$/;
 
 /** Cheap test that a package can declare a CUDA version at all (most lines of a requirements file cannot). */
 const MAY_CLAIM =
-  /^(nvidia-|cupy-|cuda|jax|tensorflow|pytorch-cuda|cudatoolkit|onnxruntime-gpu|paddlepaddle-gpu|mxnet-|dgl-|bitsandbytes-cuda)|-cu1\d$/;
+  /^(nvidia-|cupy-|cuda|jax|tensorflow|pytorch-cuda|cudatoolkit|onnxruntime-gpu|paddlepaddle-gpu|mxnet-|dgl-|bitsandbytes-cuda|mlx)|-cu1\d$/;
 
 /** Makes the claims of one package: kind, CUDA and precision, with the package's file, span and subject. */
 type ClaimOf = (

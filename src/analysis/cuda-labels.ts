@@ -146,6 +146,9 @@ export function cudaFromPythonName(
     const digits = cupy[1]!;
     return { ...cudaFromDigits(digits)!, range: [name.length - digits.length, name.length], family: 'cupy' };
   }
+  // MLX's CUDA backends: mlx-cuda-12, mlx-cuda-13 (ml-explore/mlx setup.py).
+  const mlx = /^mlx-cuda-(1\d)$/.exec(name);
+  if (mlx) return { cuda: mlx[1]!, precision: 'major', range: [9, 11], family: 'other' };
   const jax = /^jax-cuda(1\d)-(?:plugin|pjrt)$/.exec(name);
   if (jax) return { cuda: jax[1]!, precision: 'major', range: [8, 10], family: 'other' };
   const packed = /^(?:mxnet(?:-tensorrt)?-cu|dgl-cu|bitsandbytes-cuda)(\d{2,3})(?:mkl)?$/.exec(name);
