@@ -27,6 +27,8 @@ export default defineRule({
     deleted: '{{target}} is deleted by this change, but this line still installs it',
     nowhere: '{{target}} is installed here, but {{where}}: what it installs is not checked',
     standardInput: 'this install reads its requirements from standard input ({{target}}), which is not checked',
+    chosenAtBuild:
+      '{{target}} is installed here from the folder that {{variables}} names in the COPY that brings it, which is only known when the image is built: what it installs is not checked',
     setupPy:
       '{{project}} is installed here from its {{setup}}, whose requirements are not read: what it installs is not checked',
     clonedProject:
@@ -40,6 +42,8 @@ export default defineRule({
       "A setup.py is a Python program: its install_requires is known only when it runs, and cuda-gatekeeper reads what files state. Declare the requirements in pyproject.toml's [project] table (PEP 621; setuptools reads it too) or in a requirements file the Dockerfile installs, to have them checked. Source: https://packaging.python.org/en/latest/guides/writing-pyproject-toml/",
     clonedProject:
       "The project's pyproject.toml or setup.py is in the clone the build makes, not in this repository, so cuda-gatekeeper cannot read what it installs (a project may pin or replace torch: `pip install .` installs its dependencies unless told `--no-deps`). Check that project's requirements where they are (cuda-gatekeeper check in its checkout at the revision cloned), or pin what matters in a requirements file this build installs.",
+    chosenAtBuild:
+      'A build argument with no default (ARG {{first}}) is given when the image is built (docker build --build-arg {{first}}=…), so which folder the COPY takes, and which requirements file this line installs, is not known from the files. Check each folder it may name on its own (cuda-gatekeeper check PATH), or give the ARG a default to have that one checked here. Source: https://docs.docker.com/reference/dockerfile/#arg',
     standardInput:
       'The requirements come from the command before the pipe (`grep torch requirements.txt | pip install -r /dev/stdin`), which cuda-gatekeeper does not run. Install a file of the repository instead (the file the pipe filters, or a requirements file that pins what it installs) to have it checked.',
   },
@@ -97,6 +101,23 @@ export default defineRule({
           candidates.length > SHOWN
             ? `${candidates.slice(0, SHOWN).join(', ')} and ${candidates.length - SHOWN} more`
             : candidates.join(', ');
+        // A COPY source that names a build argument (`COPY tools/${DIRECTORY_NAME}/ /opt/tools`): which folder, and so
+        // which file, is chosen when the image is built.
+        const variables = include.cloned ? undefined : buildTimeVariables(candidates);
+        if (variables) {
+          report({
+            messageId: 'chosenAtBuild',
+            data: {
+              target: include.target,
+              variables: variables.map((name) => `\${${name}}`).join(', '),
+              first: variables[0]!,
+            },
+            file,
+            span: include.span,
+            severity: 'notice',
+          });
+          continue;
+        }
         const where = include.cloned
           ? `it is a file of the clone of ${include.cloned.url}`
           : candidates.length === 0
@@ -118,6 +139,18 @@ export default defineRule({
     }
   },
 });
+
+/** The variables every candidate path still names (`${DIRECTORY_NAME}`), where each names one; else undefined. */
+function buildTimeVariables(candidates: readonly string[]): string[] | undefined {
+  if (candidates.length === 0) return undefined;
+  const names = new Set<string>();
+  for (const path of candidates) {
+    const found = [...path.matchAll(/\$\{?([A-Za-z_]\w*)\}?/g)].map((match) => match[1]!);
+    if (found.length === 0) return undefined;
+    for (const name of found) names.add(name);
+  }
+  return [...names];
+}
 
 const PYPROJECT = 'pyproject.toml';
 
