@@ -57,6 +57,11 @@ export interface Invocation {
    * the PyTorch index by the build machine's driver (`--torch-backend=auto`, UV_TORCH_BACKEND=auto) all the same.
    */
   readonly autoBackend?: boolean;
+  /**
+   * The Dockerfile command that installs it where that command is not one of its members: a project or lock a uv
+   * command installs, whose contexts are an invocation of their own (routed to their own indexes).
+   */
+  readonly command?: InstallContext;
 }
 
 export interface UnitPackage {
@@ -519,7 +524,7 @@ function dockerStageUnit(
     invocations.push(makeInvocation([{ file, context }, ...members.filter((member) => !routed.includes(member))]));
     const auto = routed.length > 0 && optionContexts(file, 'torch-backend-auto').has(context.id);
     for (const member of routed)
-      invocations.push({ ...makeInvocation([member]), ...(auto ? { autoBackend: true } : {}) });
+      invocations.push({ ...makeInvocation([member]), command: context, ...(auto ? { autoBackend: true } : {}) });
   }
   const inStage = (member: ParsedFile, context: number | undefined): boolean =>
     context === undefined || (selected.get(member)?.has(context) ?? true);
@@ -959,7 +964,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
           pkg.ecosystem === 'pip' &&
           !context?.replacesInstalled &&
           !(invocation && flags.get(invocation)?.upgrades) &&
-          pinnedWithin(pinned, pkg, commandAt(file, pkg)));
+          pinnedWithin(pinned, pkg, commandAt(file, pkg), invocation?.command?.replacesInstalled));
       // What pip takes for a range of torch (or of a companion that brings it), with the other requirements of the
       // package its install reads.
       // With --no-deps (on the command, or an include's) a companion brings no torch.
@@ -1418,7 +1423,10 @@ function rootCommands(root: ParsedFile, invocationOf: ReadonlyMap<InstallContext
     const invocation = context ? invocationOf.get(context) : undefined;
     if (!invocation) return undefined;
     if (!rootContext.has(invocation))
-      rootContext.set(invocation, invocation.members.find((member) => member.file === root)?.context);
+      rootContext.set(
+        invocation,
+        invocation.members.find((member) => member.file === root)?.context ?? invocation.command,
+      );
     return rootContext.get(invocation);
   };
 }
@@ -1428,8 +1436,11 @@ const INDEPENDENT: ReadonlySet<string> = new Set(['local-label', 'url', 'index-u
 
 /** The exact versions a unit pins each pip package to, and where the last command that pins torch runs. */
 interface ExactPins {
-  /** Each package's exact versions (distinct, a few at most per name in real files). */
-  readonly versions: ReadonlyMap<string, readonly string[]>;
+  /**
+   * Each package's exact versions, with the offset of the Dockerfile command that pins each (Infinity where none
+   * does): distinct, a few at most per name in real files.
+   */
+  readonly versions: ReadonlyMap<string, readonly { readonly version: string; readonly at: number }[]>;
   /** The offset of the last Dockerfile command with an exact torch requirement (-Infinity where none has). */
   readonly lastTorchPin: number;
   /** The same of the last one that fixes torch, by its own pin or another package's (`torchvision==0.20.0`). */
@@ -1443,15 +1454,16 @@ function exactPins(
   commandAt: (file: ParsedFile, pkg: PackageFact) => number,
   kb: KnowledgeBase,
 ): ExactPins {
-  const pins = new Map<string, string[]>();
+  const pins = new Map<string, { version: string; at: number }[]>();
   let lastTorchPin = -Infinity;
   let lastTorchBound = -Infinity;
   let at = 0;
   const add = (name: string, version: string): void => {
     if (name === 'torch') lastTorchBound = Math.max(lastTorchBound, at);
     const versions = pins.get(name);
-    if (!versions) pins.set(name, [version]);
-    else if (versions.length <= MAX_PINS && !versions.includes(version)) versions.push(version);
+    if (!versions) pins.set(name, [{ version, at }]);
+    else if (versions.length <= MAX_PINS && !versions.some((pin) => pin.version === version && pin.at === at))
+      versions.push({ version, at });
   };
   for (const file of files)
     for (const pkg of packagesOf(file)) {
@@ -1491,19 +1503,21 @@ const MAX_PINS = 16;
 
 /**
  * Whether a range (or no version) of a package is met by an exact pin of it in the same unit; `at` is where the
- * package's command runs (Dockerfile offset, Infinity where unordered).
+ * package's command runs (Dockerfile offset, Infinity where unordered). Where that command installs what it resolves
+ * whatever is installed (`uv sync`), only a pin of the same command counts.
  */
-function pinnedWithin(pins: ExactPins, pkg: PackageFact, at: number): boolean {
-  const versions = pins.versions.get(pkg.name);
+function pinnedWithin(pins: ExactPins, pkg: PackageFact, at: number, replaces = false): boolean {
+  const all = pins.versions.get(pkg.name);
+  const versions = replaces && all ? all.filter((pin) => pin.at === at) : all;
   // torchvision, torchaudio, vllm or sglang with no pin of its own beside a pinned torch (`sglang[all]==0.5.2` requires
   // torch 2.8.0; `torchaudio==2.8.0` does): each release requires one torch exactly, so pip takes the one that goes
   // with that torch, not today's newest. Not a torch an earlier command pinned: pip's resolver takes the newest
   // release and replaces the installed torch its requirement does not admit (an installed version is no constraint).
   if (!versions && pkg.name !== 'torch' && PICKS_TORCH.has(pkg.name))
     return pins.versions.has('torch') && (at === Infinity || pins.lastTorchBound >= at);
-  if (!versions) return false;
+  if (!versions?.length) return false;
   if (pkg.specifier === '' || versions.length > MAX_PINS) return true;
-  return versions.some((version) => admits(pkg.specifier, version));
+  return versions.some((pin) => admits(pkg.specifier, pin.version));
 }
 
 /** A Dockerfile's install contexts by stage, worked out once per file (a stage's unit asks for its own). */

@@ -106,6 +106,10 @@ function recordUvSync(
   projectOptional = false,
 ): boolean {
   const context = addRequirementsContext(sink, 'uv', commandSpan(all), { stage });
+  // It installs the versions the lock resolves, whatever the environment holds: nothing installed before is kept for
+  // a requirement it meets, as pip keeps it ("Syncing ensures that all project dependencies are installed and
+  // up-to-date with the lockfile", docs.astral.sh/uv/concepts/projects/sync).
+  context.replacesInstalled = true;
   const read = optionReader(args);
   let directory = '.';
   const selects: string[] = [];
