@@ -49,6 +49,11 @@ export interface Variable {
   readonly defined?: Span;
   /** An ARG's default: `--build-arg` gives it another value in a build. */
   readonly buildArg?: boolean;
+  /**
+   * A build argument that also names the stage's base image (`FROM nvidia/cuda:${CUDA_VERSION}-devel`): a build that
+   * gives it another value builds on another image, so with the image the stage is judged on, it has this value.
+   */
+  readonly choosesImage?: boolean;
 }
 
 export type Resolver = (name: string) => Variable | { readonly unresolved: string } | undefined;
@@ -718,9 +723,11 @@ function conditionOf(condition: readonly Word[], where: Surroundings, chained = 
     .replace(/^\s*(?:(?:then|else|do)\s+)?(?:el)?if\s+/, '')
     .trim();
   const names = [...where.text.slice(where.start, where.end).matchAll(/\$\{?([A-Za-z_]\w*)/g)].map((m) => m[1]!);
+  // A build argument decides it for the image it names too (`if [ "${CUDA_VERSION%%.*}" = "12" ]` in a stage FROM
+  // nvidia/cuda:${CUDA_VERSION}-…): judged with that image, it goes the way the ARG's default takes it.
   const fixed = names.every((name) => {
     const variable = where.resolve(name);
-    return variable !== undefined && 'value' in variable && !variable.buildArg;
+    return variable !== undefined && 'value' in variable && (!variable.buildArg || variable.choosesImage === true);
   });
   return { value: holds !== negated, written: written.length > 60 ? `${written.slice(0, 57)}...` : written, fixed };
 }
@@ -800,7 +807,16 @@ function track(command: Command, where: Surroundings): number {
   paths.pendingOr = undefined;
   // A value read from a variable (`V=$FLAG`, `V=$(…)`) may come from a build argument: an `if` it decides is not
   // taken to be decided whatever the build (Condition.fixed).
-  const expanded = /[$`]/.test(where.text.slice(where.start, where.end));
+  const written = where.text.slice(where.start, where.end);
+  const expanded = /[$`]/.test(written);
+  // Unless every variable it reads names the stage's image too (`MAJOR=${CUDA_VERSION%%.*}`), and it runs nothing.
+  const read = expanded && !/`|\$\(/.test(written) ? [...written.matchAll(/\$\{?([A-Za-z_]\w*)/g)] : [];
+  const tied =
+    read.length > 0 &&
+    read.every((match) => {
+      const variable = where.resolve(match[1]!);
+      return variable !== undefined && 'value' in variable && (!variable.buildArg || variable.choosesImage === true);
+    });
   for (const word of words) {
     const match = ASSIGNMENT.exec(word.text);
     if (!match) continue;
@@ -810,7 +826,7 @@ function track(command: Command, where: Surroundings): number {
       : {
           value: word.mapped.slice(match[0].length),
           defined: word.span,
-          ...(expanded ? { buildArg: true } : {}),
+          ...(expanded ? { buildArg: true, ...(tied ? { choosesImage: true } : {}) } : {}),
         };
     if (conditional) {
       // Inside a block, not beside `||`, `|` or `&`: a later command of the branch sees the value.

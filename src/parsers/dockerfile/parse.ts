@@ -150,6 +150,8 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
   const workdirs: (string | undefined)[] = [];
   /** Files each stage's RUNs copied over another in the image (`cp docker/pyproject.amd.toml pyproject.toml`). */
   const renames: (ReadonlyMap<string, string> | undefined)[] = [];
+  /** The build arguments that name each stage's base image (its FROM's, and the FROMs of the stages it is built on). */
+  const imageArgs: (ReadonlySet<string> | undefined)[] = [];
 
   for (const instruction of instructions) {
     const span = instruction.span;
@@ -222,6 +224,7 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           // Shared with the parent until this stage copies a file of its own (renamedInImage copies it then).
           renames[stage] = parent === undefined ? undefined : renames[parent];
           pipEnvs[stage] = new PipEnv(parent === undefined ? undefined : pipEnvs[parent]);
+          imageArgs[stage] = argsOfFrom(instruction, parent === undefined ? undefined : imageArgs[parent]);
           const fromImage = parent === undefined ? imageCudaVersion(sink.images.at(-1)) : undefined;
           if (fromImage) {
             stageScope.set('CUDA_VERSION', fromImage);
@@ -240,7 +243,7 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
             reading,
             span,
             Math.max(stage, 0),
-            resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent),
+            tiedToImage(resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent), imageArgs[stage]),
             pipEnvs[stage],
             stage >= 0 ? workdirs[stage] : undefined,
           );
@@ -430,6 +433,26 @@ function imageCudaVersion(image: ImageFact | undefined): Variable | undefined {
   if (!version) return undefined;
   const span = image.tagMap?.origin(0, version.length) ?? image.tagSpan ?? image.span;
   return { value: Mapped.of(version, span.start), defined: span };
+}
+
+/** The build arguments a FROM's image reads (`FROM nvidia/cuda:${CUDA_VERSION}-devel`), with its parent stage's. */
+function argsOfFrom(
+  instruction: InstructionView,
+  parent: ReadonlySet<string> | undefined,
+): ReadonlySet<string> | undefined {
+  const image = instruction.args()[0]?.value ?? '';
+  const names = [...image.matchAll(/\$\{?([A-Za-z_]\w*)/g)].map((match) => match[1]!);
+  if (names.length === 0) return parent;
+  return new Set([...(parent ?? []), ...names]);
+}
+
+/** A resolver whose build arguments that name the stage's base image say so (Variable.choosesImage). */
+function tiedToImage(resolve: Resolver, names: ReadonlySet<string> | undefined): Resolver {
+  if (!names?.size) return resolve;
+  return (name) => {
+    const found = resolve(name);
+    return found && 'value' in found && found.buildArg && names.has(name) ? { ...found, choosesImage: true } : found;
+  };
 }
 
 function resolverFor(scope: Scope, globals: Scope, inherited: StageEnv | undefined): Resolver {
