@@ -530,10 +530,20 @@ function dockerStageUnit(
     context === undefined || (selected.get(member)?.has(context) ?? true);
   const kept = (member: ParsedFile, pkg: PackageFact | undefined): boolean =>
     !pkg || !skipped.get(member)?.has(pkg.name);
+  // An index (a uv.lock's registry, a pyproject's [[tool.uv.index]]) whose every package the command leaves out
+  // (`uv sync --no-install-package torch --no-install-package torchvision` on an image that ships them) serves nothing.
+  const servesNothing = (member: ParsedFile, claim: CudaClaim): boolean => {
+    const left = skipped.get(member);
+    if (!left || claim.kind !== 'index' || claim.context === undefined) return false;
+    const served = member.packages.filter((pkg) => pkg.context === claim.context);
+    return served.length > 0 && served.every((pkg) => left.has(pkg.name));
+  };
   const claims = [
     ...index.claimsOf(stage, contexts),
     ...linkedFiles.flatMap((member) =>
-      claimsOf(member).filter((claim) => inStage(member, claim.context) && kept(member, claim.package)),
+      claimsOf(member).filter(
+        (claim) => inStage(member, claim.context) && kept(member, claim.package) && !servesNothing(member, claim),
+      ),
     ),
   ];
   const memberPackages = new Map(
