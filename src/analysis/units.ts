@@ -250,6 +250,11 @@ export function buildUnits(
   return units;
 }
 
+/** The default value a Dockerfile gives an ARG (its first declaration with one), if it gives one. */
+function argDefault(file: ParsedFile | undefined, name: string): string | undefined {
+  return file?.env.find((fact) => fact.instruction === 'ARG' && fact.key === name)?.value;
+}
+
 /** One unit per container that gets NVIDIA GPUs (a CPU container's CUDA is never loaded). */
 function containerUnits(file: ParsedFile, links: readonly Link[], units: readonly Unit[], kb: KnowledgeBase): Unit[] {
   const out: Unit[] = [];
@@ -279,7 +284,14 @@ function containerUnits(file: ParsedFile, links: readonly Link[], units: readonl
           origin: { file: built, span: claim.span, subject: claim.subject },
         });
       // A claim that rests on an ARG the build overrides (Compose's `build.args`) is not what this build makes.
-      const overridden = new Set(fact.dockerfile?.args ?? []);
+      // One that gives the value the Dockerfile's ARG has by default (`CUDA_VER: ${CUDA_VER:-12.9.0}` for `ARG
+      // CUDA_VER=12.9.0`) builds what the Dockerfile says.
+      const given = fact.dockerfile?.argValues ?? {};
+      const overridden = new Set(
+        (fact.dockerfile?.args ?? []).filter(
+          (name) => given[name] === undefined || given[name] !== argDefault(built, name),
+        ),
+      );
       const kept = (claim: CudaClaim): boolean =>
         overridden.size === 0 ||
         !(

@@ -426,6 +426,8 @@ export interface ContainerFact extends Spanned {
     readonly stage?: string;
     /** The build arguments a Compose build passes (`build.args`): they override the Dockerfile's ARG defaults. */
     readonly args?: readonly string[];
+    /** The values of those the file says (a literal, or an interpolation's default), by name. */
+    readonly argValues?: Readonly<Record<string, string>>;
     readonly include: number;
   };
 }

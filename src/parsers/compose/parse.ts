@@ -213,6 +213,7 @@ class ServiceReader {
         include: this.sink.includes.length,
         ...(build.target ? { stage: build.target } : {}),
         ...(build.args ? { args: build.args } : {}),
+        ...(build.argValues ? { argValues: build.argValues } : {}),
       };
       this.sink.includes.push({
         kind: 'dockerfile',
@@ -253,12 +254,16 @@ class ServiceReader {
    */
   private build(
     node: Node | undefined,
-  ): { dockerfile: string; span: Span; target?: string; args?: string[] } | { unknown: string } | undefined {
+  ):
+    | { dockerfile: string; span: Span; target?: string; args?: string[]; argValues?: Record<string, string> }
+    | { unknown: string }
+    | undefined {
     if (!node) return undefined;
     let context: Mapped | undefined;
     let file: Mapped | undefined;
     let target: string | undefined;
     let args: string[] | undefined;
+    let argValues: Record<string, string> | undefined;
     if (isScalar(node)) context = this.scalar(node);
     else if (isMap(node)) {
       if (this.get(node, 'dockerfile_inline') !== undefined)
@@ -269,6 +274,7 @@ class ServiceReader {
       file = this.scalar(this.get(node, 'dockerfile'));
       target = this.scalar(this.get(node, 'target'))?.text;
       args = this.argNames(this.get(node, 'args'));
+      argValues = this.argValues(this.get(node, 'args'));
     } else return undefined;
     const contextText = context ? interpolate(context) : undefined;
     const fileText = file ? interpolate(file) : undefined;
@@ -284,7 +290,13 @@ class ServiceReader {
       return { unknown: `it gets NVIDIA GPUs, but its build context ${contextPath} is outside the repository` };
     const at = file ?? context;
     const span = at ? (at.origin(0, at.length) ?? at.site(0, at.length)) : this.spanOf(node);
-    return { dockerfile, span, ...(target ? { target } : {}), ...(args?.length ? { args } : {}) };
+    return {
+      dockerfile,
+      span,
+      ...(target ? { target } : {}),
+      ...(args?.length ? { args } : {}),
+      ...(argValues && Object.keys(argValues).length ? { argValues } : {}),
+    };
   }
 
   /** The names `build.args` sets: a mapping (`CUDA: 12.4.1`) or a list (`- CUDA=12.4.1`, `- CUDA`). */
@@ -296,6 +308,32 @@ class ServiceReader {
         return text ? [text.split('=')[0]!.trim()] : [];
       });
     return undefined;
+  }
+
+  /**
+   * The values `build.args` gives where the file says them: a literal, or the default of an interpolation
+   * (`CUDA_VER: ${CUDA_VER:-12.9.0}`, as the file's own value; the environment may give another). An argument without
+   * a value (`- CUDA`, taken from the environment) or one only the environment gives has none here.
+   */
+  private argValues(node: Node | undefined): Record<string, string> | undefined {
+    const values: Record<string, string> = {};
+    const add = (name: string, written: Mapped | undefined): void => {
+      if (!written) return;
+      const value = interpolate(written);
+      if (!value.unknown) values[name] = value.value.text;
+    };
+    if (isMap(node))
+      for (const pair of node.items) {
+        if (!isScalar(pair.key)) continue;
+        add(String(pair.key.value), this.scalar(this.resolve(pair.value as Node)));
+      }
+    else if (isSeq(node))
+      for (const item of node.items) {
+        const text = this.scalar(this.resolve(item as Node));
+        const equals = text?.text.indexOf('=') ?? -1;
+        if (text && equals > 0) add(text.text.slice(0, equals).trim(), text.slice(equals + 1));
+      }
+    return values;
   }
 
   private notChecked(span: Span, name: string, reason: string): void {
