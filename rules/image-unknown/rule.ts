@@ -33,6 +33,8 @@ const MESSAGES = {
     "{{workload}} container {{container}} gets NVIDIA GPUs and runs {{image}}, built from {{path}}, which says no CUDA of its own and whose base image's CUDA is not known, so {{unchecked}}",
   containerWithoutCuda:
     '{{workload}} container {{container}} gets NVIDIA GPUs and runs {{image}} ({{why}}): what runs in it brings its CUDA, which is not known here, so {{unchecked}}',
+  containerBuiltWithoutCuda:
+    '{{workload}} container {{container}} gets NVIDIA GPUs and runs {{image}}, built from {{path}} on {{base}} ({{why}}), which installs no CUDA build the check reads: what runs in it brings its CUDA, which is not known here, so {{unchecked}}',
   stage:
     '{{image}} is the base of a stage that installs CUDA builds ({{what}}), but its own CUDA is not known ({{why}}), so the two are not compared',
   named: 'the CUDA of {{image}} is not known ({{why}})',
@@ -54,6 +56,8 @@ export default defineRule({
     containerWithoutCuda: '{{help}}',
     containerBuilt:
       "The CUDA of a built image is what its Dockerfile's stage says: its base image's (a row of the knowledge, or its registry's config) and what it installs. Its base image's finding in the Dockerfile says why that one is not known.",
+    containerBuiltWithoutCuda:
+      'Its base ships no CUDA, and the Dockerfile installs no CUDA build the check reads: the CUDA it loads comes with what runs in it at start (a `uv run` or `pip install` in its entrypoint, a volume), which a check of the files cannot see. Install the CUDA builds in the Dockerfile (a pinned torch from a PyTorch index) to have them judged, or name them in a requirements file it installs.',
     stage: '{{help}}',
     named: '{{help}}',
     rocm: "Nothing to do where the image is meant for AMD GPUs; the gate checks NVIDIA's CUDA stacks.",
@@ -133,6 +137,30 @@ function checkContainer(
   if (kb.imageLookup(fact.image)?.state === 'missing' || !once(unit.root, fact.image)) return;
   // An image the repository builds (its Dockerfile found): the Dockerfile's base is what is not known, said there too.
   if (fact.dockerfile) {
+    // Built on an image known to ship no CUDA (python:3.12-slim, a package-manager image): what runs in it brings its
+    // own, said at notice as for such an image run directly.
+    const base = container.builtOn;
+    const without = base ? imageWithoutCuda(base, kb) : undefined;
+    if (base && without) {
+      report({
+        messageId: 'containerBuiltWithoutCuda',
+        data: {
+          workload: fact.workload,
+          container: fact.name,
+          image: fact.image.reference,
+          path: fact.dockerfile.path,
+          base: base.reference,
+          why: without,
+          unchecked: fleet
+            ? "the fleet's drivers are not checked against it"
+            : 'the NVIDIA driver it needs is not known',
+        },
+        file: unit.root,
+        span: fact.span,
+        severity: 'notice',
+      });
+      return;
+    }
     report({
       messageId: 'containerBuilt',
       data: {

@@ -530,7 +530,7 @@ export function imageWithoutCuda(image: ImageFact, kb: KnowledgeBase): string | 
   // No tag is `latest`.
   const tool = kb.toolImage(name, image.tag ?? 'latest');
   if (tool?.cuda === 'none')
-    return `a package-manager or wheel-build image on a plain OS, with no CUDA of its own (${tool.record.source[0]})`;
+    return `a package-manager or wheel-build image on a plain OS, with no CUDA of its own (${tool.record.source[0]!.split(' ')[0]})`;
   const cpu = image.tag !== undefined ? kb.cpuImage(name, image.tag) : undefined;
   if (cpu)
     return `its CPU image: a tag without -gpu or -cuXY aliases -cpu, built on Ubuntu with no CUDA of its own (${cpu.source[0]!.split(' ')[0]})`;

@@ -24,7 +24,7 @@ import {
   type CudaClaim,
 } from './claims.js';
 import type { Link } from './links.js';
-import { StageTree } from './stages.js';
+import { baseImage, StageTree } from './stages.js';
 import { lockCompanions } from '../parsers/index.js';
 import { dirname } from './paths.js';
 import { DockerfileIndex } from './dockerfile-index.js';
@@ -129,6 +129,8 @@ export interface ContainerUnit {
   readonly alternatives?: readonly Alternatives[];
   /** The Dockerfile named for it that is not in the repository (or not read). */
   readonly missing?: string;
+  /** The base image of the stage of the repository's Dockerfile that builds its image, where one does. */
+  readonly builtOn?: ImageFact;
 }
 
 /**
@@ -306,9 +308,11 @@ function containerUnits(file: ParsedFile, links: readonly Link[], units: readonl
       const own = containerImageClaim(file, fact, kb);
       claims = own ? [own] : [];
     }
+    const builtOn = built && builtStage !== undefined ? baseImage(built, builtStage) : undefined;
     const container: ContainerUnit = {
       fact,
       claims,
+      ...(builtOn ? { builtOn } : {}),
       ...(alternatives?.length ? { alternatives } : {}),
       ...(fact.dockerfile && builtStage === undefined
         ? { missing: built ? `${fact.dockerfile.path} (stage ${fact.dockerfile.stage})` : fact.dockerfile.path }
