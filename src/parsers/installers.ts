@@ -775,6 +775,12 @@ function recordPython(sink: FactSink, program: string, words: readonly Word[], s
     }
     return;
   }
+  // `python3.9 get-pip.py` installs pip for that Python, with the `pip` and `pip3` scripts (pip.pypa.io,
+  // "Installation": get-pip.py), which a later `pip3 install` runs: that Python is the one pip installs for.
+  if (/^python3(?:\.\d+)?$/.test(program) && words[1] && GET_PIP.test(words[1].text)) {
+    addPython(sink, words[0]!, stage, `${program} get-pip.py`, pythonOf(words[0]!));
+    return;
+  }
   for (const word of words) {
     // A CPython source release fetched to be built (`https://www.python.org/ftp/python/3.11.9/Python-3.11.9.tgz`):
     // its `make install` puts python3 in /usr/local/bin, first on the PATH.
@@ -930,11 +936,14 @@ export function mayInstall(command: Command): boolean {
     if (text === '-m' || text.includes('conda') || text.includes('forge')) return true;
     // A CPython source release (recordPython): `python.org/ftp/python/3.11.9/…`, `Python-3.11.9.tgz`.
     if (text.includes('ython') && PYTHON_SOURCE.test(text)) return true;
-    if (text.includes('pip') && PIP.test(basename(text))) return true;
+    if (text.includes('pip') && (PIP.test(basename(text)) || GET_PIP.test(text))) return true;
     if (program === undefined && !isPrefix(command, i)) program = basename(text);
   }
   return program !== undefined && TOOLS.has(program);
 }
+
+/** pip's bootstrap script (`python3.9 get-pip.py`): recordPython reads the Python it installs pip for. */
+const GET_PIP = /(?:^|\/)get-pip\.py$/;
 
 /** The programs (besides pip, and conda's installers) whose commands the readers above know. */
 const TOOLS: ReadonlySet<string> = new Set([
