@@ -17,8 +17,9 @@ import { fleetScope } from '../../src/analysis/runs.js';
 import { ownArchValues, torchArchEntries } from '../../src/analysis/arch-lists.js';
 import { selectPools } from '../../src/analysis/placement.js';
 import { originRelated, type CudaClaim } from '../../src/analysis/claims.js';
-import type { Unit } from '../../src/analysis/units.js';
-import { cudaFromTag, cudaMajor, tagFromCuda } from '../../src/knowledge/versions.js';
+import { TORCH_BOUND, type Unit } from '../../src/analysis/units.js';
+import { isPypiIndex } from '../../src/analysis/cuda-labels.js';
+import { cudaFromTag, cudaMajor, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
 
 interface FleetGpu {
@@ -249,6 +250,7 @@ function torchPins(unit: Unit, kb: KnowledgeBase): TorchPin[] {
       });
       break;
     }
+  if (pins.length === 0) pins.push(...boundTorch(unit, kb));
   // What an unpinned torch or a range installs, where the unit says which release pip takes (one for every Python
   // it may run: `torch` today is 2.14.0, a cu130 build, whose wheels have no sm_70): judged as that release's pin.
   for (const claim of unit.claims) {
@@ -265,6 +267,46 @@ function torchPins(unit: Unit, kb: KnowledgeBase): TorchPin[] {
   }
   pins.push(...rangePicks(unit, pins, kb));
   return pins;
+}
+
+/**
+ * A unit with no torch pin whose exact pins require torch releases (torchdata 0.6.1 requires torch 2.0.1; triton 2.0.0
+ * goes with torch 2.0.0 and 2.0.1): the one release every such pin admits, where there is one, from plain PyPI (no
+ * other index named), its PyPI build, judged as its pin (Stability-AI/generative-models' pt2.txt: `torch>=2.0.1` with
+ * them installs 2.0.1, a CUDA 11.7 build without sm_90).
+ */
+function boundTorch(unit: Unit, kb: KnowledgeBase): TorchPin[] {
+  if (unit.packages.some(({ pkg }) => pkg.name === 'torch' && (pkg.exact || pkg.url))) return [];
+  if (unit.invocations.some((invocation) => invocation.indexes.some((index) => !isPypiIndex(index.url)))) return [];
+  let torches: Set<string> | undefined;
+  let first: Unit['packages'][number] | undefined;
+  for (const entry of unit.packages) {
+    const { pkg } = entry;
+    if (pkg.ecosystem !== 'pip' || !pkg.exact || pkg.url || !TORCH_BOUND.has(pkg.name)) continue;
+    const version = publicVersion(pkg.exact);
+    const admitted = new Set(
+      kb
+        .companionPins(pkg.name)
+        .filter((pin) => pin.version === version && pin.abi !== 'minor')
+        .map((pin) => pin.torch),
+    );
+    if (admitted.size === 0) continue;
+    torches = torches ? new Set([...torches].filter((torch) => admitted.has(torch))) : admitted;
+    first ??= entry;
+  }
+  if (!first || torches?.size !== 1) return [];
+  const [version] = torches;
+  const release = kb.torchRelease(version!);
+  const cuda = release?.pypiDefault ? cudaFromTag(release.pypiDefault) : undefined;
+  if (!release || !cuda) return [];
+  return [
+    {
+      file: first.file,
+      span: first.pkg.span,
+      subject: `${first.pkg.rawName}==${first.pkg.exact} (and the torch ${version} it requires, its ${release.pypiDefault} build on PyPI)`,
+      build: { version: version!, cuda },
+    },
+  ];
 }
 
 /**

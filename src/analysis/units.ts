@@ -701,7 +701,7 @@ function machineOf(markers: string | undefined): Machine {
 const CARRIES_TORCH_CUDA: ReadonlySet<string> = new Set(['vllm', 'xformers', 'sglang']);
 
 /** Packages whose exact pin goes with torch releases the knowledge records (companions.json `pins`). */
-const TORCH_BOUND: ReadonlySet<string> = new Set([
+export const TORCH_BOUND: ReadonlySet<string> = new Set([
   'triton',
   'torchdata',
   'torchtext',
