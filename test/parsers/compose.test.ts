@@ -135,7 +135,7 @@ describe('services', () => {
     expect(unresolved).toEqual([
       'service llm: the image of the service, which gets NVIDIA GPUs, cannot be judged: "nvcr.io/nim/${MODEL}:${TAG:?set TAG}" takes ${MODEL} from the environment or the .env file, and the file gives it no default',
       'service custom: the image of the service, which gets NVIDIA GPUs, cannot be judged: """" is not an image reference',
-      'service child: it gets NVIDIA GPUs, but its image comes from the service it extends, which is not read',
+      "service child: it gets NVIDIA GPUs, but it extends service gpu of base.yaml, whose image or build and resources it takes where it does not say them, and that file's services are not read with this one: what it runs is not checked here (base.yaml is checked on its own)",
     ]);
   });
 

@@ -15,10 +15,12 @@
  *   the default where the variable is not set; `${VAR}`, `$VAR` and `${VAR:?message}` say nothing of the value here.
  *
  * YAML's anchors, aliases and merge keys (`<<: *gpu`, how Compose files share a GPU reservation between services, the
- * `x-` extension fields of the spec) are followed.
+ * `x-` extension fields of the spec) are followed, and so is `extends` of a service of the same file (its GPU
+ * reservation, image and build keys where the service does not say them, as Compose merges them).
  *
  * A service that gets GPUs but whose image cannot be known (a variable without a default, a remote build context, an
- * inline Dockerfile, `extends` from another file) is said not checked, never passed.
+ * inline Dockerfile) is said not checked, never passed; so is one that extends a service of another file and builds
+ * what that one's build names (a notice: that file is checked on its own).
  */
 import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type YAMLMap } from 'yaml';
 import type { ContainerFact, FactSink, ParsedFile } from '../facts.js';
@@ -130,7 +132,11 @@ class ServiceReader {
     this.folder = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '';
   }
 
+  /** The file's services, for `extends` within it. */
+  private all: YAMLMap | undefined;
+
   services(services: YAMLMap): void {
+    this.all = services;
     for (const pair of services.items) {
       const name = this.scalar(pair.key as Node)?.text;
       const value = this.resolve(pair.value as Node);
@@ -167,20 +173,57 @@ class ServiceReader {
     return merged;
   }
 
+  /**
+   * The service a service extends (docs.docker.com/reference/compose-file/services/#extends): the mapping of one of
+   * this file (`extends: base`, `extends: {service: base}`), or the file and service named elsewhere.
+   */
+  private extended(service: YAMLMap): { base: YAMLMap } | { file: string; service: string } | undefined {
+    const node = this.get(service, 'extends');
+    if (!node) return undefined;
+    const named = isMap(node) ? this.scalar(this.get(node, 'service'))?.text : this.scalar(node)?.text;
+    const file = isMap(node) ? this.scalar(this.get(node, 'file'))?.text : undefined;
+    if (!named) return undefined;
+    if (file) return { file, service: named };
+    const base = this.resolve(this.all?.get(named, true) as Node | undefined);
+    return isMap(base) && base !== service ? { base } : undefined;
+  }
+
   private service(name: string, key: Node, service: YAMLMap): void {
-    const gpu = getsGpus(service, this);
+    const extended = this.extended(service);
+    // What a service of this file it extends says, where the service does not say it: its GPU reservation, its image,
+    // its build's keys (Compose merges the two, the extending service's keys over the base's).
+    const base = extended && 'base' in extended ? extended.base : undefined;
+    const gpu = getsGpus(service, this) || (base !== undefined && getsGpus(base, this));
     const keySpan = this.spanOf(key);
     const workload = `compose service ${name}`;
     const containerName = this.scalar(this.get(service, 'container_name'))?.text ?? name;
-    const imageNode = this.get(service, 'image');
+    const imageNode = this.get(service, 'image') ?? (base ? this.get(base, 'image') : undefined);
     const imageText = this.scalar(imageNode);
-    const build = this.build(this.get(service, 'build'));
+    const ownBuild = this.get(service, 'build');
+    // A service that extends one of another file and names no build context or Dockerfile of its own builds what the
+    // other's build names: read there, not as this file's folder's Dockerfile.
+    const target = isMap(ownBuild) ? this.scalar(this.get(ownBuild, 'target'))?.text : undefined;
+    if (
+      extended &&
+      'file' in extended &&
+      !imageText &&
+      (!ownBuild || (isMap(ownBuild) && !this.get(ownBuild, 'context') && !this.get(ownBuild, 'dockerfile')))
+    ) {
+      const reason = `it extends service ${extended.service} of ${extended.file}, whose image or build and resources it takes where it does not say them, and that file's services are not read with this one: what it runs${target ? ` (target ${target})` : ''} is not checked here (${extended.file} is checked on its own)`;
+      // One that says it gets GPUs fails closed; one whose GPUs would come from the other file too is said.
+      if (gpu) this.notChecked(keySpan, name, `it gets NVIDIA GPUs, but ${reason}`);
+      else this.sink.unresolved.push({ span: keySpan, text: `service ${name}`, reason });
+      return;
+    }
+    const build = this.build(
+      ownBuild ?? (base ? this.get(base, 'build') : undefined),
+      base ? this.get(base, 'build') : undefined,
+    );
     if (build && 'unknown' in build) {
       if (gpu) this.notChecked(keySpan, name, build.unknown);
       return;
     }
     if (!imageText && !build) {
-      const extended = this.get(service, 'extends') !== undefined;
       if (gpu)
         this.notChecked(
           keySpan,
@@ -254,6 +297,8 @@ class ServiceReader {
    */
   private build(
     node: Node | undefined,
+    /** The build of the service it extends, whose keys it takes where it does not say them. */
+    inherited?: Node,
   ):
     | { dockerfile: string; span: Span; target?: string; args?: string[]; argValues?: Record<string, string> }
     | { unknown: string }
@@ -270,11 +315,13 @@ class ServiceReader {
         return {
           unknown: 'it gets NVIDIA GPUs, but its image is built from a Dockerfile written inline, which is not read',
         };
-      context = this.scalar(this.get(node, 'context'));
-      file = this.scalar(this.get(node, 'dockerfile'));
-      target = this.scalar(this.get(node, 'target'))?.text;
-      args = this.argNames(this.get(node, 'args'));
-      argValues = this.argValues(this.get(node, 'args'));
+      const key = (name: string): Node | undefined =>
+        this.get(node, name) ?? (inherited && inherited !== node ? this.get(inherited, name) : undefined);
+      context = this.scalar(key('context'));
+      file = this.scalar(key('dockerfile'));
+      target = this.scalar(key('target'))?.text;
+      args = this.argNames(key('args'));
+      argValues = this.argValues(key('args'));
     } else return undefined;
     const contextText = context ? interpolate(context) : undefined;
     const fileText = file ? interpolate(file) : undefined;
@@ -288,7 +335,9 @@ class ServiceReader {
     const dockerfile = joinPath(this.folder, contextPath, fileText?.value.text ?? 'Dockerfile');
     if (dockerfile === undefined)
       return { unknown: `it gets NVIDIA GPUs, but its build context ${contextPath} is outside the repository` };
-    const at = file ?? context;
+    // Where the service says it: a Dockerfile or context it takes from the service it extends is said at its own build.
+    const own = isScalar(node) || (isMap(node) && (this.get(node, 'dockerfile') ?? this.get(node, 'context')));
+    const at = own ? (file ?? context) : undefined;
     const span = at ? (at.origin(0, at.length) ?? at.site(0, at.length)) : this.spanOf(node);
     return {
       dockerfile,
