@@ -214,7 +214,13 @@ export function buildUnits(
       const tree = StageTree.of(file);
       const byStage = new Map<number, Unit>();
       for (const stage of file.stages) {
-        let unit = dockerStageUnit(stages, stage.index, links, claimsOf, kb);
+        const environments = stageEnvironments(stages, stage.index);
+        let unit = dockerStageUnit(stages, stage.index, links, claimsOf, kb, environments?.default);
+        // The other Python environments the stage installs into, each a unit of its own with the stage's image and
+        // system packages: what one installs is not loaded with another's (a conda environment's CUDA runtime and
+        // another's NCCL wheel).
+        for (const other of environments?.others ?? [])
+          units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb, other));
         const parent = tree.parent(stage.index);
         const above = parent === undefined ? undefined : byStage.get(parent);
         // A stage that installs nothing shares what is above it.
@@ -492,17 +498,82 @@ function selectionUnits(
   return units;
 }
 
+/** The Python environments of a stage's installs, where it installs into more than one (StageEnvironment). */
+interface StageEnvironments {
+  readonly default: StageEnvironment;
+  readonly others: readonly StageEnvironment[];
+}
+
+/** One Python environment of a stage: which of its install contexts install into it, and what to call it. */
+interface StageEnvironment {
+  readonly label?: string;
+  readonly holds: (context: InstallContext) => boolean;
+}
+
+/**
+ * The Python environments a stage installs into, where it names more than its default one (InstallContext
+ * .environment) and none of them is made the default by the Dockerfile (activated: `conda activate serve`, `source
+ * /opt/venv/bin/activate`, an ENV PATH or SHELL that puts it first), which would make a plain `pip` install into it.
+ * apt's packages are the image's, in every environment.
+ */
+function stageEnvironments(index: DockerfileIndex, stage: number): StageEnvironments | undefined {
+  const contexts = index.contextsByStage.get(stage) ?? [];
+  const named = new Set<string>();
+  for (const context of contexts) if (context.environment) named.add(context.environment);
+  if (named.size === 0) return undefined;
+  const apart = [...named].filter((key) => !activated(index.file, key));
+  if (apart.length === 0) return undefined;
+  const keyOf = (context: InstallContext): string | undefined =>
+    context.environment && apart.includes(context.environment) ? context.environment : undefined;
+  const shared = (context: InstallContext): boolean => context.tool === 'apt';
+  return {
+    default: { holds: (context) => shared(context) || keyOf(context) === undefined },
+    others: apart.map((key) => ({
+      label: key.replace(/^conda:/, 'conda environment ').replace(/^prefix:/, 'environment '),
+      holds: (context) => shared(context) || keyOf(context) === key,
+    })),
+  };
+}
+
+/** Whether a Dockerfile makes an environment the one a plain `pip` or `python` runs in (once per file and name). */
+function activated(file: ParsedFile, key: string): boolean {
+  let known = ACTIVATED.get(file);
+  if (!known) ACTIVATED.set(file, (known = new Map()));
+  let answer = known.get(key);
+  if (answer === undefined) known.set(key, (answer = activates(file.source.text, key)));
+  return answer;
+}
+
+const ACTIVATED = new WeakMap<ParsedFile, Map<string, boolean>>();
+
+function activates(text: string, key: string): boolean {
+  const value = escapeRegExp(key.slice(key.indexOf(':') + 1));
+  // ENV and SHELL instructions: where a PATH or a `conda run -n` makes an environment the default.
+  const settings = new RegExp(
+    `^\\s*(?:ENV|SHELL)\\b.*(?:${value}/bin|envs/${value}/bin|(?:-n|--name)["',\\s]+${value}\\b)`,
+    'im',
+  );
+  if (settings.test(text)) return true;
+  if (key.startsWith('conda:')) return new RegExp(`activate\\s+${value}(?![\\w.-])`).test(text);
+  return new RegExp(`${value}/bin/activate|VIRTUAL_ENV[=\\s]+["']?${value}`).test(text);
+}
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 function dockerStageUnit(
   index: DockerfileIndex,
   stage: number,
   links: ReadonlyMap<ParsedFile, readonly Link[]>,
   claimsOf: ClaimsOf,
   kb: KnowledgeBase,
+  /** Where the stage installs into several Python environments, the one this unit is of. */
+  environment?: StageEnvironment,
 ): Unit {
   const file = index.file;
   const name = file.stages[stage]?.name;
-  const label = `${file.path} stage ${name ? `"${name}"` : stage + 1}`;
-  const contexts = [...(index.contextsByStage.get(stage) ?? []), ...index.copiedContexts(stage)];
+  const label = `${file.path} stage ${name ? `"${name}"` : stage + 1}${environment?.label ? ` (${environment.label})` : ''}`;
+  const all = [...(index.contextsByStage.get(stage) ?? []), ...index.copiedContexts(stage)];
+  const contexts = environment ? all.filter(environment.holds) : all;
   const invocations: Invocation[] = [];
   const seen = new Set([file]);
   const linkedFiles: ParsedFile[] = [];

@@ -99,6 +99,12 @@ export interface InstallContext extends Spanned {
    * dependencies ("Don't install package dependencies"), so a vllm or torchvision it installs brings no torch.
    */
   readonly noDependencies?: boolean;
+  /**
+   * The Python environment it installs into where the command names one apart from the image's default: a conda
+   * environment by name (`conda install -n serve`, `conda run -n serve pip install`, `/opt/conda/envs/serve/bin/pip`:
+   * `conda:serve`) or a prefix (`conda create -p /opt/env`, `/opt/venv/bin/pip`: `prefix:/opt/venv`).
+   */
+  readonly environment?: string;
   /** A Dockerfile command inside an `if`, `case` or loop of its RUN: on some of the script's paths only. */
   readonly mayNotRun?: boolean;
   /**
@@ -526,6 +532,7 @@ export type ContextDraft = Omit<
   | 'alternative'
   | 'replacesInstalled'
   | 'noDependencies'
+  | 'environment'
   | 'mayNotRun'
   | 'holds'
   | 'python'
@@ -536,6 +543,7 @@ export type ContextDraft = Omit<
   alternative?: string;
   replacesInstalled?: boolean;
   noDependencies?: boolean;
+  environment?: string;
   mayNotRun?: boolean;
   holds?: string;
   python?: string;

@@ -29,7 +29,10 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
   const words = stripPrefixes(command);
   const program = basename(words[0]?.text ?? '');
   recordPython(sink, program, words, stage);
-  if (PIP.test(program)) return recordPip(sink, words.slice(1), stage, 'pip', interpreterOf(words[0]!, 'pip'));
+  if (PIP.test(program))
+    return inEnvironment(sink, environmentOfProgram(words[0]!), () =>
+      recordPip(sink, words.slice(1), stage, 'pip', interpreterOf(words[0]!, 'pip')),
+    );
   if (program === 'uv' && words[1]?.text === 'pip') return recordPip(sink, words.slice(2), stage, 'uv');
   if (program === 'uv' && words[1]?.text === 'sync') return recordUvSync(sink, words.slice(2), words, stage);
   if (program === 'pixi' && (words[1]?.text === 'install' || words[1]?.text === 'shell-hook'))
@@ -71,7 +74,10 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
     return recordCondaLockInstall(sink, words.slice(2), words, stage);
   if (/^(conda|mamba|micromamba)$/.test(program)) {
     // `conda run -n env pip install …` runs the rest as a command of its own.
-    if (words[1]?.text === 'run') return recordInstallCommand(sink, skipRunOptions(words.slice(2)), stage, env);
+    if (words[1]?.text === 'run')
+      return inEnvironment(sink, condaEnvironment(words.slice(2)), () =>
+        recordInstallCommand(sink, skipRunOptions(words.slice(2)), stage, env),
+      );
     return recordConda(sink, words.slice(1), stage);
   }
   if (/^(apt-get|apt|aptitude)$/.test(program)) return recordApt(sink, words.slice(1), stage);
@@ -82,7 +88,10 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
   const m = words.findIndex((word, i) => i > 0 && word.text === '-m');
   if (m > 0 && words.slice(1, m).every((word) => word.text.startsWith('-'))) {
     const module = words[m + 1]?.text ?? '';
-    if (PIP.test(module)) return recordPip(sink, words.slice(m + 2), stage, 'pip', interpreterOf(words[0]!, 'python'));
+    if (PIP.test(module))
+      return inEnvironment(sink, environmentOfProgram(words[0]!), () =>
+        recordPip(sink, words.slice(m + 2), stage, 'pip', interpreterOf(words[0]!, 'python')),
+      );
     if (module === 'uv' && words[m + 2]?.text === 'pip') return recordPip(sink, words.slice(m + 3), stage, 'uv');
     // `python3.9 -m poetry install`, `python -m pipenv sync`: the tool, run by that interpreter.
     if (module === 'poetry' || module === 'pipenv' || module === 'pdm' || module === 'uv')
@@ -718,6 +727,58 @@ const PROJECT_OF_ADD: Readonly<
   },
 };
 
+/**
+ * The environment a conda command's options name (`-n serve`, `--name=serve`, `-p /opt/env`), where they name one:
+ * `conda:NAME` or `prefix:PATH` (one under an `envs/` folder is that environment's name).
+ */
+function condaEnvironment(words: readonly Word[]): string | undefined {
+  for (let i = 0; i < words.length; i++) {
+    const text = words[i]!.text;
+    const eq = text.indexOf('=');
+    const name = eq > 0 ? text.slice(0, eq) : text;
+    if (!/^(?:-n|--name|-p|--prefix)$/.test(name)) continue;
+    const value = eq > 0 ? text.slice(eq + 1) : words[i + 1]?.text;
+    const word = eq > 0 ? words[i] : words[i + 1];
+    if (!value || word?.unresolved || value.includes('$')) return undefined;
+    if (name === '-n' || name === '--name') return value === 'base' ? undefined : `conda:${value}`;
+    return environmentOfPrefix(value);
+  }
+  return undefined;
+}
+
+/** `conda:NAME` for a prefix under an `envs/` folder (`/opt/conda/envs/serve`), else `prefix:PATH`. */
+function environmentOfPrefix(path: string): string {
+  const trimmed = path.replace(/\/+$/, '');
+  const named = /\/envs\/([^/]+)$/.exec(trimmed)?.[1];
+  return named ? `conda:${named}` : `prefix:${trimmed}`;
+}
+
+/**
+ * The environment a pip or python run by its path installs into (`/opt/miniconda3/envs/serve/bin/pip`,
+ * `/opt/venv/bin/python`): the folder above its `bin`. Not a system or conda base prefix (`/usr/bin/pip`,
+ * `/usr/local/bin/python3`, `/opt/conda/bin/pip`), which is the image's default environment, nor a path from a
+ * variable.
+ */
+function environmentOfProgram(word: Word): string | undefined {
+  if (word.unresolved || word.text.includes('$') || !word.text.startsWith('/')) return undefined;
+  const prefix = /^(\/.+)\/bin\/[^/]+$/.exec(word.text)?.[1];
+  if (!prefix || DEFAULT_PREFIXES.test(prefix)) return undefined;
+  return environmentOfPrefix(prefix);
+}
+
+/** Prefixes of the image's default Python: the system's, and a conda installation's base environment. */
+const DEFAULT_PREFIXES =
+  /^(?:\/usr|\/usr\/local|\/opt\/(?:conda|miniconda3?|miniforge3?|mambaforge|anaconda3?)|\/root\/(?:\.local|miniconda3?|miniforge3?|anaconda3?)|\/home\/[^/]+\/\.local|\/root\/\.pyenv\/shims|\/root\/\.pyenv\/versions\/[^/]+|\/usr\/local\/python[^/]*)$/;
+
+/** Records what `record` installs as installed into `environment` (every context it adds), where one is named. */
+function inEnvironment(sink: FactSink, environment: string | undefined, record: () => boolean): boolean {
+  if (!environment) return record();
+  const before = sink.contexts.length;
+  const recorded = record();
+  for (let i = before; i < sink.contexts.length; i++) sink.contexts[i]!.environment ??= environment;
+  return recorded;
+}
+
 function skipRunOptions(words: readonly Word[]): Word[] {
   let i = 0;
   while (i < words.length && words[i]!.text.startsWith('-'))
@@ -1197,6 +1258,8 @@ function recordConda(sink: FactSink, args: readonly Word[], stage: number): bool
   const rest = args.slice(i + 1);
   const channels: string[] = [];
   const context = addRequirementsContext(sink, 'conda', commandSpan(args), { stage, channels });
+  const environment = condaEnvironment(rest);
+  if (environment) context.environment = environment;
   for (let j = 0; j < rest.length; j++) {
     const word = rest[j]!;
     if (word.text.startsWith('-')) {
