@@ -1105,7 +1105,9 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       // requires, from PyPI: that release's build, to the minor (`vllm==0.11.0` installs torch 2.8.0, CUDA 12.8).
       if (carried)
         implied.push(
-          (torchOf() !== 'decided' &&
+          // With --no-deps it brings no torch: its own build, to the major its torch's wheel has.
+          (!alone &&
+            torchOf() !== 'decided' &&
             (torchOf() !== 'pinned' || pinnedBefore(file, pkg)) &&
             shipsNoTorch(root, stage, kb) &&
             withItsTorch(carried, kb)) ||
