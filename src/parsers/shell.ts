@@ -809,14 +809,19 @@ function track(command: Command, where: Surroundings): number {
   // taken to be decided whatever the build (Condition.fixed).
   const written = where.text.slice(where.start, where.end);
   const expanded = /[$`]/.test(written);
-  // Unless every variable it reads names the stage's image too (`MAJOR=${CUDA_VERSION%%.*}`), and it runs nothing.
-  const read = expanded && !/`|\$\(/.test(written) ? [...written.matchAll(/\$\{?([A-Za-z_]\w*)/g)] : [];
-  const tied =
-    read.length > 0 &&
-    read.every((match) => {
-      const variable = where.resolve(match[1]!);
-      return variable !== undefined && 'value' in variable && (!variable.buildArg || variable.choosesImage === true);
-    });
+  // Unless every variable it reads names the stage's image too (`MAJOR=${CUDA_VERSION%%.*}`), and it runs nothing:
+  // worked out for the first assignment, as most commands assign nothing.
+  let tied: boolean | undefined;
+  const tiedToImage = (): boolean => {
+    if (tied !== undefined) return tied;
+    const read = expanded && !/`|\$\(/.test(written) ? [...written.matchAll(/\$\{?([A-Za-z_]\w*)/g)] : [];
+    return (tied =
+      read.length > 0 &&
+      read.every((match) => {
+        const variable = where.resolve(match[1]!);
+        return variable !== undefined && 'value' in variable && (!variable.buildArg || variable.choosesImage === true);
+      }));
+  };
   for (const word of words) {
     const match = ASSIGNMENT.exec(word.text);
     if (!match) continue;
@@ -826,7 +831,7 @@ function track(command: Command, where: Surroundings): number {
       : {
           value: word.mapped.slice(match[0].length),
           defined: word.span,
-          ...(expanded ? { buildArg: true, ...(tied ? { choosesImage: true } : {}) } : {}),
+          ...(expanded ? { buildArg: true, ...(tiedToImage() ? { choosesImage: true } : {}) } : {}),
         };
     if (conditional) {
       // Inside a block, not beside `||`, `|` or `&`: a later command of the branch sees the value.

@@ -224,7 +224,10 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           // Shared with the parent until this stage copies a file of its own (renamedInImage copies it then).
           renames[stage] = parent === undefined ? undefined : renames[parent];
           pipEnvs[stage] = new PipEnv(parent === undefined ? undefined : pipEnvs[parent]);
-          imageArgs[stage] = argsOfFrom(instruction, parent === undefined ? undefined : imageArgs[parent]);
+          imageArgs[stage] = argsOfFrom(
+            source.text.slice(span.start, span.end),
+            parent === undefined ? undefined : imageArgs[parent],
+          );
           const fromImage = parent === undefined ? imageCudaVersion(sink.images.at(-1)) : undefined;
           if (fromImage) {
             stageScope.set('CUDA_VERSION', fromImage);
@@ -435,13 +438,13 @@ function imageCudaVersion(image: ImageFact | undefined): Variable | undefined {
   return { value: Mapped.of(version, span.start), defined: span };
 }
 
-/** The build arguments a FROM's image reads (`FROM nvidia/cuda:${CUDA_VERSION}-devel`), with its parent stage's. */
-function argsOfFrom(
-  instruction: InstructionView,
-  parent: ReadonlySet<string> | undefined,
-): ReadonlySet<string> | undefined {
-  const image = instruction.args()[0]?.value ?? '';
-  const names = [...image.matchAll(/\$\{?([A-Za-z_]\w*)/g)].map((match) => match[1]!);
+/**
+ * The build arguments a FROM reads (`FROM nvidia/cuda:${CUDA_VERSION}-devel`, `--platform=$BUILDPLATFORM`), with its
+ * parent stage's: they choose the stage's image.
+ */
+function argsOfFrom(from: string, parent: ReadonlySet<string> | undefined): ReadonlySet<string> | undefined {
+  if (!from.includes('$')) return parent;
+  const names = [...from.matchAll(/\$\{?([A-Za-z_]\w*)/g)].map((match) => match[1]!);
   if (names.length === 0) return parent;
   return new Set([...(parent ?? []), ...names]);
 }
