@@ -17,7 +17,7 @@ import {
   vcsBuild,
 } from './python-requirement.js';
 import { addRequirementsContext } from './requirements/parse.js';
-import { readCommands, shellRun, withCommandStrings, type Command, type Resolver, type Word } from './shell.js';
+import { shellRun, type Command, type Resolver, type Word } from './shell.js';
 import type { Span } from './source.js';
 import { MappedBuilder, type Mapped } from './mapped.js';
 
@@ -964,21 +964,6 @@ export function unreadInstall(command: Command, runBy = 'the RUN'): UnresolvedFa
       "OpenMMLab's mim picks the build of what it installs (mmcv's for the torch and CUDA it finds) when the install runs, so which build is not checked",
     help: MIM_HELP,
   };
-}
-
-/**
- * The installs of a script a configuration runs in its image (Cog's `build.run`, SkyPilot's `setup`), as a Dockerfile
- * RUN's are read, and what it runs that is not read, said (unreadInstall, in `runBy`'s words).
- */
-export function readScript(sink: FactSink, script: Mapped, stage: number, resolve: Resolver, runBy: string): void {
-  const read = withCommandStrings(readCommands(script, resolve), resolve);
-  for (const words of read.commands) {
-    if (mayInstall(words)) recordInstallCommand(sink, words, stage, resolve);
-    else {
-      const unread = unreadInstall(words, runBy);
-      if (unread) sink.unresolved.push(unread);
-    }
-  }
 }
 
 /**

@@ -16,7 +16,7 @@
 import { isMap, isScalar, type Node } from 'yaml';
 import type { ContextDraft, FactSink, ParsedFile } from '../facts.js';
 import { imageFactOf } from '../image-ref.js';
-import { readScript } from '../installers.js';
+import { readScript } from '../scripts.js';
 import type { Mapped } from '../mapped.js';
 import { addRequirementsContext, parseRequirementLine } from '../requirements/parse.js';
 import type { Resolver } from '../shell.js';

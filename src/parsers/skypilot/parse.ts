@@ -10,7 +10,7 @@
 import { isMap, isScalar, parseAllDocuments, type Node } from 'yaml';
 import { FactSink, type GpuAsk, type ParsedFile } from '../facts.js';
 import { imageFactOf } from '../image-ref.js';
-import { readScript } from '../installers.js';
+import { readScript } from '../scripts.js';
 import type { Mapped } from '../mapped.js';
 import type { Resolver } from '../shell.js';
 import { SourceText } from '../source.js';
