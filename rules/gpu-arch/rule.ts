@@ -17,9 +17,9 @@ import { fleetScope } from '../../src/analysis/runs.js';
 import { ownArchValues, torchArchEntries } from '../../src/analysis/arch-lists.js';
 import { selectPools } from '../../src/analysis/placement.js';
 import { originRelated, type CudaClaim } from '../../src/analysis/claims.js';
-import { TORCH_BOUND, type Unit } from '../../src/analysis/units.js';
+import { torchesBoundBy, type Unit } from '../../src/analysis/units.js';
 import { isPypiIndex } from '../../src/analysis/cuda-labels.js';
-import { cudaFromTag, cudaMajor, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
+import { cudaFromTag, cudaMajor, tagFromCuda } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
 
 interface FleetGpu {
@@ -281,15 +281,7 @@ function boundTorch(unit: Unit, kb: KnowledgeBase): TorchPin[] {
   let torches: Set<string> | undefined;
   let first: Unit['packages'][number] | undefined;
   for (const entry of unit.packages) {
-    const { pkg } = entry;
-    if (pkg.ecosystem !== 'pip' || !pkg.exact || pkg.url || !TORCH_BOUND.has(pkg.name)) continue;
-    const version = publicVersion(pkg.exact);
-    const admitted = new Set(
-      kb
-        .companionPins(pkg.name)
-        .filter((pin) => pin.version === version && pin.abi !== 'minor')
-        .map((pin) => pin.torch),
-    );
+    const admitted = new Set(torchesBoundBy(entry.pkg, kb));
     if (admitted.size === 0) continue;
     torches = torches ? new Set([...torches].filter((torch) => admitted.has(torch))) : admitted;
     first ??= entry;

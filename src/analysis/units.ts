@@ -772,13 +772,28 @@ function machineOf(markers: string | undefined): Machine {
 const CARRIES_TORCH_CUDA: ReadonlySet<string> = new Set(['vllm', 'xformers', 'sglang']);
 
 /** Packages whose exact pin goes with torch releases the knowledge records (companions.json `pins`). */
-export const TORCH_BOUND: ReadonlySet<string> = new Set([
+const TORCH_BOUND: ReadonlySet<string> = new Set([
   'triton',
   'torchdata',
   'torchtext',
   'vllm-flash-attn',
   'torch-tensorrt',
 ]);
+
+/**
+ * The torch releases an exact pin of a TORCH_BOUND package goes with (torchdata 0.6.1 requires torch==2.0.1; torch
+ * 2.0.0 and 2.0.1 require triton==2.0.0): a torch range beside it resolves to one of them (generative-models' pt2.txt:
+ * torch>=2.0.1 is 2.0.1, a CUDA 11.7 build, not today's newest). None for a pin whose torch is only a floor
+ * (torchtext 0.18: abi minor), or a package of no such pins.
+ */
+export function torchesBoundBy(pkg: PackageFact, kb: KnowledgeBase): string[] {
+  if (pkg.ecosystem !== 'pip' || !pkg.exact || pkg.url || !TORCH_BOUND.has(pkg.name)) return [];
+  const version = publicVersion(pkg.exact);
+  return kb
+    .companionPins(pkg.name)
+    .filter((pin) => pin.version === version && pin.abi !== 'minor')
+    .map((pin) => pin.torch);
+}
 
 /** A package's CUDA build carried by the torch it pins (builtWithTorch), with the pin that says so. */
 interface Carried {
@@ -1578,14 +1593,7 @@ function exactPins(
         const version = publicVersion(pkg.exact);
         const pin = kb.companionPin(pkg.name, version, pkg.extras);
         if (pin) add('torch', pin.torch);
-      } else if (TORCH_BOUND.has(pkg.name)) {
-        // torchdata 0.6.1 requires torch==2.0.1; torch 2.0.0 and 2.0.1 require triton==2.0.0: a torch range beside
-        // such a pin resolves to the releases it goes with (generative-models' pt2.txt: torch>=2.0.1 is 2.0.1, a
-        // CUDA 11.7 build, not today's newest). Not a pin whose torch is only a floor (torchtext 0.18: abi minor).
-        const version = publicVersion(pkg.exact);
-        for (const pin of kb.companionPins(pkg.name))
-          if (pin.version === version && pin.abi !== 'minor') add('torch', pin.torch);
-      }
+      } else for (const torch of torchesBoundBy(pkg, kb)) add('torch', torch);
       // So do torchvision and torchaudio: each release requires its one torch release exactly (torchvision 0.20.0
       // requires torch==2.5.0, pytorch/vision's setup.py pins `torch==<version>`; torchaudio likewise), the pairs of
       // the knowledge's compatibility table (pytorch.org/get-started/previous-versions).

@@ -725,11 +725,16 @@ function conditionOf(condition: readonly Word[], where: Surroundings, chained = 
   const names = [...where.text.slice(where.start, where.end).matchAll(/\$\{?([A-Za-z_]\w*)/g)].map((m) => m[1]!);
   // A build argument decides it for the image it names too (`if [ "${CUDA_VERSION%%.*}" = "12" ]` in a stage FROM
   // nvidia/cuda:${CUDA_VERSION}-…): judged with that image, it goes the way the ARG's default takes it.
-  const fixed = names.every((name) => {
-    const variable = where.resolve(name);
-    return variable !== undefined && 'value' in variable && (!variable.buildArg || variable.choosesImage === true);
-  });
+  const fixed = names.every((name) => fixedForImage(where.resolve(name)));
   return { value: holds !== negated, written: written.length > 60 ? `${written.slice(0, 57)}...` : written, fixed };
+}
+
+/**
+ * Whether a variable's value is the one the judged image is built with: known, and not a build argument's default
+ * that another build may replace (unless that argument names the image too, Variable.choosesImage).
+ */
+function fixedForImage(variable: ReturnType<Resolver>): boolean {
+  return variable !== undefined && 'value' in variable && (!variable.buildArg || variable.choosesImage === true);
 }
 
 /** What `test` gives for these operands: only the string and integer comparisons, else undefined. */
@@ -815,12 +820,7 @@ function track(command: Command, where: Surroundings): number {
   const tiedToImage = (): boolean => {
     if (tied !== undefined) return tied;
     const read = expanded && !/`|\$\(/.test(written) ? [...written.matchAll(/\$\{?([A-Za-z_]\w*)/g)] : [];
-    return (tied =
-      read.length > 0 &&
-      read.every((match) => {
-        const variable = where.resolve(match[1]!);
-        return variable !== undefined && 'value' in variable && (!variable.buildArg || variable.choosesImage === true);
-      }));
+    return (tied = read.length > 0 && read.every((match) => fixedForImage(where.resolve(match[1]!))));
   };
   for (const word of words) {
     const match = ASSIGNMENT.exec(word.text);

@@ -215,10 +215,10 @@ class ServiceReader {
       else this.sink.unresolved.push({ span: keySpan, text: `service ${name}`, reason });
       return;
     }
-    const build = this.build(
-      ownBuild ?? (base ? this.get(base, 'build') : undefined),
-      base ? this.get(base, 'build') : undefined,
-    );
+    const inherited = base ? this.get(base, 'build') : undefined;
+    const read = this.build(ownBuild ?? inherited, inherited);
+    // A build it takes whole from the service it extends is said at this service, not at the other's lines.
+    const build = read && !('unknown' in read) && !ownBuild ? { ...read, span: keySpan } : read;
     if (build && 'unknown' in build) {
       if (gpu) this.notChecked(keySpan, name, build.unknown);
       return;
