@@ -2,6 +2,7 @@
  * One claim judged on one driver: NVIDIA's three tiers (full support, minor-version compatibility, forward
  * compatibility through an NVIDIA image's cuda-compat), and the claims of the units a driver check judges.
  */
+import { imageFullName } from '../../src/parsers/image-ref.js';
 import { claimCuda, majorCertain, originRelated, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { cite, isUnverified, type DriverNeed, type KnowledgeBase } from '../../src/knowledge/index.js';
@@ -39,7 +40,7 @@ export function compatImage(unit: Pick<Unit, 'claims' | 'packages' | 'container'
     if (!image) return false;
     if (kb.isNvidiaCuda(image.registry, image.repository)) return true;
     if (image.registry === 'nvcr.io' && image.repository.startsWith('nvidia/')) return true;
-    const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+    const name = imageFullName(image);
     const vendor = image.tag === undefined ? undefined : kb.vendorImage(name, image.tag);
     return vendor !== undefined && !('cudaCompat' in vendor.record && vendor.record.cudaCompat === false);
   });

@@ -1,3 +1,4 @@
+import { imageFullName } from '../../src/parsers/image-ref.js';
 import type { ImageFact, ParsedFile } from '../../src/parsers/facts.js';
 import { impossibleNgcTag } from '../../src/analysis/claims.js';
 import type { Fix } from '../../src/finding.js';
@@ -384,7 +385,7 @@ function checkNgcTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, repo
 function checkRegistry(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report: Reporter<MessageId>): void {
   const lookup = kb.imageLookup(image);
   if (lookup?.state !== 'missing') return;
-  const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+  const name = imageFullName(image);
   const known = image.registry === 'nvcr.io' ? kb.ngcTags(image.repository) : [];
   report({
     messageId: 'registry',

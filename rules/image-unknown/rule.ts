@@ -1,3 +1,4 @@
+import { imageFullName } from '../../src/parsers/image-ref.js';
 import {
   imageCuda,
   imageWithoutCuda,
@@ -130,10 +131,7 @@ function checkContainer(
   if (container.missing || container.claims.length > 0 || container.fact.image.unresolved) return;
   const { fact } = container;
   // NVIDIA's GPU management tools (DCGM's exporter) need only the driver: no CUDA of theirs or of what runs in them.
-  if (
-    kb.driverToolImage(fact.image.registry ? `${fact.image.registry}/${fact.image.repository}` : fact.image.repository)
-  )
-    return;
+  if (kb.driverToolImage(imageFullName(fact.image))) return;
   if (kb.imageLookup(fact.image)?.state === 'missing' || !once(unit.root, fact.image)) return;
   // An image the repository builds (its Dockerfile found): the Dockerfile's base is what is not known, said there too.
   if (fact.dockerfile) {

@@ -1,3 +1,4 @@
+import { imageFullName } from '../parsers/image-ref.js';
 import { formatOf } from '../parsers/formats.js';
 import type { ContainerFact, ImageFact, IndexFact, PackageFact, ParsedFile } from '../parsers/facts.js';
 import type { TextEdit } from '../finding.js';
@@ -469,7 +470,7 @@ export function impossibleNgcTag(image: Pick<ImageFact, 'registry' | 'repository
 
 /** Whether the knowledge snapshot judges this image by its tag (nvidia/cuda tags are image-missing's, known or not). */
 export function snapshotKnows(image: ImageFact, kb: KnowledgeBase): boolean {
-  const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+  const name = imageFullName(image);
   return (
     kb.isNvidiaCuda(image.registry, image.repository) ||
     impossibleNgcTag(image) ||
@@ -500,7 +501,7 @@ function snapshotCuda(image: ImageFact, tag: string, kb: KnowledgeBase): ImageCu
     return parsed ? { cuda: parsed.cuda, precision: 'minor', fromConfig: false } : undefined;
   }
   if (image.registry === 'nvcr.io' && image.repository.startsWith('nvidia/')) return ngcCuda(image.repository, tag, kb);
-  const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+  const name = imageFullName(image);
   const vendor = kb.vendorImage(name, tag);
   if (vendor) return { cuda: vendor.cuda, precision: 'minor', record: vendor.record, fromConfig: false };
   const tool = kb.toolImage(name, tag);
@@ -517,7 +518,7 @@ export function imageWithoutCuda(image: ImageFact, kb: KnowledgeBase): string | 
   if (image.unresolved) return undefined;
   if (kb.officialImage(image.registry, image.repository))
     return 'a Docker Official Image, which ships no CUDA of its own';
-  const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+  const name = imageFullName(image);
   const os = kb.osImage(name);
   if (os)
     return `a minimal OS image with no CUDA of its own (${os.source.map((source) => source.split(' ')[0]).join(', ')})`;
@@ -551,7 +552,7 @@ export function imageWithoutCuda(image: ImageFact, kb: KnowledgeBase): string | 
 export function otherAccelerator(image: ImageFact, kb: KnowledgeBase): string | undefined {
   if (image.unresolved) return undefined;
   if (rocmImage(image)) return 'AMD GPUs (ROCm)';
-  return kb.acceleratorImage(image.registry ? `${image.registry}/${image.repository}` : image.repository)?.vendor;
+  return kb.acceleratorImage(imageFullName(image))?.vendor;
 }
 
 /**

@@ -4,6 +4,7 @@
  * output, are said as notices; a stage that only builds what another stage copies is judged after the stages that
  * run and held less certain (a warning). Said, never dropped: what the files show may not be every use.
  */
+import { imageFullName } from '../parsers/image-ref.js';
 import type { CopyFact, ParsedFile } from '../parsers/facts.js';
 import { dirname, joinRepo } from './paths.js';
 import { baseImage, StageTree } from './stages.js';
@@ -36,10 +37,7 @@ export function fleetScope(files: readonly ParsedFile[], kb: KnowledgeBase): Fle
       if (base && vendor)
         return `This stage is built on ${base.reference}, an image for ${vendor}, which ships no CUDA: what it installs runs there, not on the fleet's NVIDIA GPUs.`;
       // A stage on a Jetson image (L4T): what it installs runs on Jetson boards, whose driver is their L4T release's.
-      const jetson =
-        base && !base.unresolved
-          ? kb.jetsonImage(base.registry ? `${base.registry}/${base.repository}` : base.repository)
-          : undefined;
+      const jetson = base && !base.unresolved ? kb.jetsonImage(imageFullName(base)) : undefined;
       if (base && jetson)
         return `This stage is built on ${base.reference}, an image for NVIDIA Jetson boards (arm64, L4T), whose CUDA driver comes with the board's L4T release: what it installs runs there, not on the fleet's pools (${jetson.source[0]!.split(' ')[0]}).`;
       const workloads = cpuOnly.get(unit.root.path);

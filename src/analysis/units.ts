@@ -1,3 +1,4 @@
+import { imageFullName } from '../parsers/image-ref.js';
 import { satisfiesPep440 } from '../util/pep440.js';
 import { formatOf, hasSelections, isLockKind } from '../parsers/formats.js';
 import {
@@ -1310,8 +1311,7 @@ function keptTorch(
   // keeps what it ships for a range that admits it, and whether it does is not known here. So may NGC's images other
   // than its PyTorch containers (Triton's vLLM flavour); pytorch/pytorch's and NGC's PyTorch images ship neither.
   const base = baseImages(root).get(StageTree.of(root).root(stage));
-  const name =
-    base && !base.unresolved ? (base.registry ? `${base.registry}/${base.repository}` : base.repository) : '';
+  const name = base && !base.unresolved ? imageFullName(base) : '';
   const ships = name !== '' ? kb.shippedPackages(name, base?.tag ?? 'latest') : new Set<string>();
   const vendorTorch = ships.has('torch');
   // NGC's other images whose contents the knowledge does not record (Triton's vLLM flavour): anything may be there.
@@ -1401,7 +1401,7 @@ function shipsNoTorch(root: ParsedFile, stage: number | undefined, kb: Knowledge
 export function imageShipsNoTorch(root: ParsedFile, stage: number, kb: KnowledgeBase): boolean {
   const image = baseImages(root).get(StageTree.of(root).root(stage));
   if (!image || image.unresolved) return false;
-  const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+  const name = imageFullName(image);
   return (
     kb.isNvidiaCuda(image.registry, image.repository) ||
     kb.officialImage(image.registry, image.repository) !== undefined ||

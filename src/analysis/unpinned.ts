@@ -10,6 +10,7 @@
  *   version of CUDA when it's released" (CUDA 12.1 release notes, "New meta-packages for Linux installation"), so it
  *   installs the newest CUDA NVIDIA's repository has for the image's distribution; `cuda-toolkit-12` the newest 12.x.
  */
+import { imageFullName } from '../parsers/image-ref.js';
 import type { ImageFact, IndexFact, PackageFact, ParsedFile, PythonFact } from '../parsers/facts.js';
 import type { KnowledgeBase, TorchRelease } from '../knowledge/index.js';
 import { cudaFromTag, minorOf } from '../knowledge/versions.js';
@@ -144,7 +145,7 @@ function basePython(
     // axolotl's `py3.11`, Cog's base image's `python3.11`): images.json's vendor rows and tag grammars.
     const pyTag = VENDOR_PYTHON_TAG.exec(image.tag);
     if (pyTag) {
-      const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+      const name = imageFullName(image);
       // Ray's CPU tags name their Python as its GPU tags do (`rayproject/ray:2.46.0-py39`).
       if (kb.vendorImage(name, image.tag) || kb.cpuImage(name, image.tag))
         return { version: `3.${pyTag[1]}`, label: `the ${image.reference} image's, as its tag says` };

@@ -73,8 +73,12 @@ export function parseImageRef(reference: string): ImageRefParts {
  * without tag or digest.
  */
 export function imageName(reference: string): string {
-  const { registry, repository } = parseImageRef(reference.trim());
-  return registry ? `${registry}/${repository}` : repository;
+  return imageFullName(parseImageRef(reference.trim()));
+}
+
+/** An image's registry and repository as one name (`nvcr.io/nvidia/pytorch`, `python`): what knowledge rows match. */
+export function imageFullName(image: { readonly registry?: string; readonly repository: string }): string {
+  return image.registry ? `${image.registry}/${image.repository}` : image.repository;
 }
 
 /**
