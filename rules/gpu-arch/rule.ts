@@ -41,8 +41,33 @@ const BINARY_COMPATIBILITY = 'https://docs.nvidia.com/cuda/cuda-c-programming-gu
  */
 const PTX_COMPATIBILITY = 'https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#ptx-compatibility';
 
-/** What a toolkit too old for a GPU still runs there: the tail of tooOld's message for an image (not a torch wheel). */
-const FROM_PTX = ': what it builds runs there only from PTX';
+/**
+ * PyTorch's wheel build scripts name no `+PTX` target in any release's TORCH_CUDA_ARCH_LIST (the one `+PTX`, CUDA 12.4
+ * nightlies of 2024, was reverted): a wheel runs only on the GPUs its SASS covers.
+ */
+const WHEELS_WITHOUT_PTX =
+  'pytorch/builder manywheel/build.sh and build_cuda.sh on every release branch, e.g. https://github.com/pytorch/builder/blob/d08f22640ad6f332026f26242d458b8d157187be/manywheel/build_cuda.sh';
+
+/**
+ * What a toolkit too old for a GPU still runs there, the tail of tooOld's message (not a torch wheel's): an image's or
+ * an apt toolkit's nvcc builds code; a conda CUDA (`cudatoolkit`, the runtime of the pytorch channel's builds) or a
+ * package's build string names the CUDA its packages were built with (the pytorch channel's 1.x and 2.0 builds carry
+ * `3.7+PTX`: pytorch/builder conda/pytorch-nightly/build.sh).
+ */
+function fromPtx(claim: CudaClaim): string {
+  return isCondaClaim(claim)
+    ? ': the packages built with it run there only from the PTX they carry'
+    : ': what it builds runs there only from PTX';
+}
+
+/** What a claim names, as its help says it: the thing to replace and the thing not known to carry PTX. */
+function claimNoun(claim: CudaClaim): string {
+  return isCondaClaim(claim) ? 'a conda package' : claim.kind === 'apt' ? 'a toolkit' : 'an image';
+}
+
+function isCondaClaim(claim: CudaClaim): boolean {
+  return claim.kind === 'conda' || claim.kind === 'conda-build';
+}
 
 /** Why each finding matters and how to fix it, filled from its data (src/rule.ts, `helps`). */
 const HELPS = {
@@ -51,7 +76,7 @@ const HELPS = {
     'A variable names the accelerator (`--env`, `envs:`, or a value SkyPilot sets): name the GPU in the task, or check the task with the value it is launched with.',
   gpuUnknown:
     "The knowledge base's GPU table (compute capability, the CUDA range that builds for it) has no row for this name: another vendor's accelerator (a TPU, AWS Inferentia, AMD's MI300X) runs no CUDA at all, and an NVIDIA GPU of another spelling should be written as the table names it (H100, A100-80GB, L40S, RTX A6000).",
-  tooOld: `CUDA {{cuda}} generates no cubin that runs on compute capability {{cc}}: neither for it nor for an earlier minor of its major, whose cubins it would run (${BINARY_COMPATIBILITY}). What is built with it runs there only where it ships PTX, which the driver compiles when the program starts (${PTX_COMPATIBILITY}): not known of an image, so no certain failure. Use an image of CUDA >= {{minCuda}} for this GPU. Source: {{source}}`,
+  tooOld: `CUDA {{cuda}} generates no cubin that runs on compute capability {{cc}}: neither for it nor for an earlier minor of its major, whose cubins it would run (${BINARY_COMPATIBILITY}). What is built with it runs there only where it ships PTX, which the driver compiles when the program starts (${PTX_COMPATIBILITY}): not known of {{noun}}, so no certain failure. Use {{noun}} of CUDA >= {{minCuda}} for this GPU. Source: {{source}}`,
   dropped: 'CUDA {{next}}.0 removed offline compilation and library support for this architecture. Source: {{source}}',
   noKernels:
     'torch raises "no kernel image is available for execution on the device" on this GPU. Use a build that includes sm_{{sm}} (compute capability {{cc}} needs CUDA >= {{minCuda}}). Sources: {{sources}}',
@@ -190,17 +215,16 @@ function fleetGpus(names: readonly string[], kb: KnowledgeBase): FleetGpu[] {
 
 /** A unit's image, conda and apt CUDA on each GPU: too old to compile native code for it, or past its last CUDA. */
 function checkToolkitClaims(unit: Unit, fleet: readonly FleetGpu[], report: Reporter<MessageId>): void {
-  for (const claim of unit.claims) {
-    if (claim.kind !== 'image' && claim.kind !== 'conda' && claim.kind !== 'apt') continue;
+  for (const claim of toolkitClaims(unit.claims)) {
     const cuda = claimCuda(claim);
     for (const gpu of fleet) {
       const data = { subject: claim.subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.runsFrom };
       const miss = gpuMiss(claim, gpu);
       if (miss === 'tooOld') {
-        // Only PTX the build ships runs there: not known of an image or a toolkit, so never an error.
+        // Only PTX the build ships runs there: not known of an image, a toolkit or a package, so never an error.
         report({
           messageId: 'tooOld',
-          data: { ...data, source: cite(gpu.record), fromPtx: FROM_PTX },
+          data: { ...data, source: cite(gpu.record), fromPtx: fromPtx(claim), noun: claimNoun(claim) },
           file: claim.file,
           span: claim.span,
           severity: 'warning',
@@ -390,12 +414,22 @@ function gpuMiss(claim: CudaClaim, gpu: Pick<GpuInfo, 'runsFrom' | 'lastCudaMajo
 
 /**
  * The claims a rule judges a unit's GPUs by: a container's image (or its Dockerfile's), else the unit's image, conda
- * and apt claims.
+ * and apt claims (`toolkitClaims`).
  */
 function gpuClaims(unit: Unit): readonly CudaClaim[] {
-  return (unit.container?.claims ?? unit.claims).filter(
-    (claim) => claim.kind === 'image' || claim.kind === 'conda' || claim.kind === 'apt',
-  );
+  return toolkitClaims(unit.container?.claims ?? unit.claims);
+}
+
+/**
+ * Of claims, those that say the CUDA code is built with: an image's, a conda or apt CUDA package's, and a conda
+ * package's build string (`pytorch=1.12.1=py3.8_cuda11.6_cudnn8.3.2_0`) where no other of them says that CUDA already.
+ */
+function toolkitClaims(claims: readonly CudaClaim[]): CudaClaim[] {
+  const toolkits = claims.filter((claim) => claim.kind === 'image' || claim.kind === 'conda' || claim.kind === 'apt');
+  for (const claim of claims)
+    if (claim.kind === 'conda-build' && !toolkits.some((other) => claimCuda(other) === claimCuda(claim)))
+      toolkits.push(claim);
+  return toolkits;
 }
 
 interface PoolHit {
@@ -471,7 +505,7 @@ function checkContainer(
         cc: gpu.cc,
         minCuda: gpu.runsFrom,
         last: gpu.lastCudaMajor ?? '',
-        fromPtx: miss === 'tooOld' ? FROM_PTX : '',
+        fromPtx: miss === 'tooOld' ? fromPtx(claim) : '',
       },
       file: claim.file,
       span: claim.span,
@@ -479,7 +513,7 @@ function checkContainer(
       unverified: hits.some((hit) => isUnverified(hit.gpu.record)),
       related: originRelated(claim),
       // Per pool, the GPU each cannot use: its own help, over the message's template for one GPU.
-      help: `${hits.map((hit) => `pool ${hit.pool.name}: ${hitReason(claim, hit)}`).join('; ')}.${keep}${miss === 'tooOld' ? ` What is built with it runs there only where it ships PTX, which the driver compiles when the program starts (${PTX_COMPATIBILITY}): not known of an image.` : ''} Source: ${cite(gpu.record)}`,
+      help: `${hits.map((hit) => `pool ${hit.pool.name}: ${hitReason(claim, hit)}`).join('; ')}.${keep}${miss === 'tooOld' ? ` What is built with it runs there only where it ships PTX, which the driver compiles when the program starts (${PTX_COMPATIBILITY}): not known of ${claimNoun(claim)}.` : ''} Source: ${cite(gpu.record)}`,
     });
   }
 }
@@ -603,7 +637,7 @@ function checkTorchBuild(
       unverified: isUnverified(gpu.record),
       // A wheel's why, not the toolkit's of the message's template: its own help (a message id of its own would
       // change the findings' messageId).
-      help: `A CUDA ${cuda} build cannot contain code that runs on compute capability ${gpu.cc}: neither for it nor for an earlier minor of its major (${BINARY_COMPATIBILITY}). Source: ${cite(gpu.record)}`,
+      help: `CUDA ${cuda} generates no cubin that runs on compute capability ${gpu.cc}: neither for it nor for an earlier minor of its major (${BINARY_COMPATIBILITY}). PyTorch's wheels are built with no PTX target (${WHEELS_WITHOUT_PTX}), so nothing is compiled for it when torch starts. Source: ${cite(gpu.record)}`,
     });
   } else if (gpu.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor) {
     report({
