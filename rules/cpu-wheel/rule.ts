@@ -8,7 +8,11 @@ import type { Fix } from '../../src/finding.js';
 import type { IndexFact, InstallContext, PackageFact } from '../../src/parsers/facts.js';
 import { formatOf } from '../../src/parsers/formats.js';
 import { defineRule } from '../../src/rule.js';
-import { tagFromCuda } from '../../src/knowledge/versions.js';
+import { cudaMajor, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
+import { compareDotted } from '../../src/util/dotted.js';
+import type { KnowledgeBase } from '../../src/knowledge/index.js';
+import { releaseFor } from '../../src/analysis/torch-build.js';
+import { satisfiesPep440 } from '../../src/util/pep440.js';
 
 /** Claims of GPU stacks other than PyTorch (and NVIDIA's libraries alone). */
 const OTHER_STACKS: ReadonlySet<ClaimKind> = new Set(['nvidia-wheel', 'cupy', 'jax', 'tensorflow', 'library']);
@@ -124,14 +128,15 @@ export default defineRule({
           let fix: Fix | undefined;
           const at = index.url.search(/cpu(?=\/|$)/);
           // A pyproject.toml's CPU index is what its cpu extra is for: the package beside it is what to change.
-          if (at >= 0 && target.precision === 'minor' && formatOf(claimFile.kind).indexes !== 'tables') {
-            const edit = replaceWithin(
-              claimFile,
-              { span: index.urlSpan, value: index.url },
-              [at, at + 3],
-              tagFromCuda(cuda),
-            );
-            if (edit) fix = { title: `Use the ${tagFromCuda(cuda)} index`, safety: 'safe', edits: [edit] };
+          // Only to an index that exists and serves what the run asks of it: the target's build, else the newest
+          // of its major below it that does (`torch~=2.2.1` on CUDA 12.4: cu121; 2.2 has no cu124 build).
+          const tag =
+            at >= 0 && target.precision === 'minor' && formatOf(claimFile.kind).indexes !== 'tables'
+              ? servingTag(kb, family, cuda)
+              : undefined;
+          if (tag) {
+            const edit = replaceWithin(claimFile, { span: index.urlSpan, value: index.url }, [at, at + 3], tag);
+            if (edit) fix = { title: `Use the ${tag} index`, safety: 'safe', edits: [edit] };
           }
           report({
             messageId: 'cpuIndex',
@@ -147,6 +152,39 @@ export default defineRule({
     }
   },
 });
+
+/**
+ * The PyTorch index a CPU index moves to for a CUDA target: the target's build where PyTorch publishes it and it
+ * serves the run's requirements, else the newest build of the target's major below it that does (minor version
+ * compatibility within a major); undefined where none does.
+ */
+function servingTag(kb: KnowledgeBase, family: readonly PackageFact[], cuda: string): string | undefined {
+  const major = cudaMajor(cuda);
+  return kb
+    .publishedCudaBuilds()
+    .filter((build) => cudaMajor(build.cuda) === major && compareDotted(build.cuda, cuda) <= 0)
+    .reverse()
+    .find((build) => servesFamily(kb, family, build.tag))?.tag;
+}
+
+/**
+ * Whether PyTorch's index of a CUDA build (`cu124`) serves the torch, torchvision and torchaudio requirements of a run:
+ * it exists, and each pin has that build, each range a release that does (a companion's range is not judged).
+ */
+function servesFamily(kb: KnowledgeBase, family: readonly PackageFact[], tag: string): boolean {
+  return family.every((pkg) => {
+    if (pkg.exact) {
+      const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
+      return release === undefined || kb.torchBuilds(release).has(tag);
+    }
+    if (pkg.name !== 'torch' || !pkg.specifier) return true;
+    return kb
+      .torchReleases()
+      .some(
+        (release) => satisfiesPep440(release.version, pkg.specifier!) !== false && kb.torchBuilds(release).has(tag),
+      );
+  });
+}
 
 /** Whether an invocation of the unit installs one of `names`. */
 function installsFrom(unit: Unit, invocation: Invocation, names: ReadonlySet<string>): boolean {

@@ -1,4 +1,10 @@
-import { cudaFromLabel, cudaFromUrl, isPypiIndex, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
+import {
+  cudaFromLabel,
+  cudaFromUrl,
+  isPypiIndex,
+  isPytorchIndex,
+  pytorchIndexChannel,
+} from '../../src/analysis/cuda-labels.js';
 import { newestOnPypi, pypiWins, releaseFor, servedVariant } from '../../src/analysis/torch-build.js';
 import { unknownCudaIndex } from '../../src/analysis/unpinned.js';
 import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
@@ -17,7 +23,8 @@ import { PYG_DOCS, torchPage } from '../../src/analysis/torch-pages.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
 import { defineRule, type Reporter } from '../../src/rule.js';
-import { publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
+import { cudaMajor, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
+import { compareDotted } from '../../src/util/dotted.js';
 import { groupBy } from '../../src/util/collections.js';
 
 /** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
@@ -35,6 +42,8 @@ const MESSAGES = {
   library:
     '{{name}}=={{version}} is a +{{label}} build, which PyPI never serves, so whoever installs this library must name an index or page that does',
   ignored: '{{option}} is written on a requirement line, where pip ignores it',
+  unpublished:
+    '{{url}} serves nothing: PyTorch publishes no {{tag}} builds (its CUDA {{major}} indexes: {{published}}), so pip finds no distribution for anything this install asks of it',
   autoBackend:
     '{{setting}} picks the PyTorch index from the NVIDIA driver of the machine that runs it; docker build runs without a GPU, so uv falls back to the CPU-only builds',
   pipEnvForUv: '{{setting}} is read by pip, not by uv: the uv command in this stage does not use it',
@@ -71,6 +80,8 @@ export default defineRule({
       'A library names no index for those who install it: their command must (pip install "<library>[<extra>]" --extra-index-url <index>). Say so in its install instructions, or depend on the public version (=={{version}}) and let the installer\'s index choose the build. Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers',
     ignored:
       '{{reason}}. Source: https://pip.pypa.io/en/stable/reference/requirements-file-format/#per-requirement-options',
+    unpublished:
+      'PyTorch has one index per CUDA build it publishes (download.pytorch.org/whl/<tag>), and no torch release was built for {{tag}}. Name the index of a build it publishes, the nearest to CUDA {{cuda}} being {{nearest}}. Source: {{source}}',
     autoBackend:
       'Name the backend the image is for, e.g. --torch-backend=cu126 (or ENV UV_TORCH_BACKEND=cu126), matching the CUDA of the base image. Source: https://docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection',
     pipEnvForUv:
@@ -101,6 +112,7 @@ export default defineRule({
       // Each reads facts only one format writes: a Dockerfile's uv options and pip environment, a pyproject.toml's uv
       // indexes.
       checkIgnoredOptions(file, report);
+      checkUnpublished(file, kb, report);
       checkAutoBackend(file, report);
       checkPipEnvForUv(file, report);
       checkExplicit(file, report);
@@ -546,6 +558,50 @@ function checkExplicit(file: ParsedFile, report: Reporter<MessageId>): void {
       file,
       span: index.span,
       severity: 'warning',
+    });
+  }
+}
+
+/**
+ * A PyTorch index named for a CUDA build no torch release has (`--index-url https://download.pytorch.org/whl/cu131`:
+ * PyTorch went from cu130 to cu132): the folder does not exist, so an install that reads only it finds nothing (an
+ * error; one that reads it beside PyPI takes PyPI's builds, which checkExtraIndexes says). Judged for the CUDA
+ * versions from the oldest the knowledge base's releases were built for to the newest: an index for an older CUDA
+ * (cu100) may be of a release before them, and one for a newer CUDA of a release after its snapshot. Stable indexes
+ * only: nightly and test builds come and go.
+ */
+function checkUnpublished(file: ParsedFile, kb: KnowledgeBase, report: Reporter<MessageId>): void {
+  for (const index of file.indexes) {
+    // Beside PyPI it installs PyPI's builds, which checkExtraIndexes says of each requirement it serves.
+    if (index.kind !== 'index-url' || index.ignoredReason || index.addedBy) continue;
+    if (!isPytorchIndex(index.url) || pytorchIndexChannel(index.url) !== 'stable') continue;
+    const served = servedVariant(index.url);
+    if (served === undefined || served === 'all' || served.cuda === undefined) continue;
+    if (kb.publishesTorchBuild(served.tag)) continue;
+    const published = kb.publishedCudaBuilds();
+    const cuda = served.cuda;
+    if (compareDotted(cuda, published[0]!.cuda) < 0 || compareDotted(cuda, published.at(-1)!.cuda) > 0) continue;
+    const major = cudaMajor(cuda);
+    const sameMajor = published.filter((entry) => cudaMajor(entry.cuda) === major);
+    const below = published.filter((entry) => compareDotted(entry.cuda, cuda) < 0).at(-1);
+    const above = published.find((entry) => compareDotted(entry.cuda, cuda) > 0);
+    const nearest = [below, above]
+      .filter((entry) => entry !== undefined)
+      .map((entry) => `${entry.tag}: ${index.url.replace(served.tag, entry.tag)}`)
+      .join(', or ');
+    report({
+      messageId: 'unpublished',
+      data: {
+        url: index.url,
+        tag: served.tag,
+        cuda,
+        major: String(major),
+        published: sameMajor.length > 0 ? sameMajor.map((entry) => entry.tag).join(', ') : 'none',
+        nearest,
+        source: cite(kb.pytorchIndex()),
+      },
+      file,
+      span: index.urlSpan,
     });
   }
 }

@@ -1,6 +1,6 @@
 import { CUDA_SELECTOR, describePackage } from '../../src/analysis/claims.js';
 import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nearest.js';
-import type { TorchBuild } from '../../src/analysis/torch-build.js';
+import { servedVariant, type TorchBuild } from '../../src/analysis/torch-build.js';
 import type { Unit, UnitPackage } from '../../src/analysis/units.js';
 import type { PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix, TextEdit } from '../../src/finding.js';
@@ -16,7 +16,8 @@ import {
   tagFromCuda,
 } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
-import { cudaFromLabel } from '../../src/analysis/cuda-labels.js';
+import { cudaFromLabel, isPytorchIndex, pytorchIndexChannel } from '../../src/analysis/cuda-labels.js';
+import { satisfiesPep440 } from '../../src/util/pep440.js';
 import { condaAdmits, parseCondaVersionSpec } from '../../src/analysis/conda-versions.js';
 
 /** The builds a release has, for a pin asking for one it lacks (with the builds nearest to it). */
@@ -29,6 +30,8 @@ const UNSOLVABLE =
 const HELPS = {
   noVariant: PUBLISHED,
   fallback: PUBLISHED,
+  rangeNoVariant:
+    '--index-url replaces PyPI, so pip looks for torch on that index only, and none of the releases the requirement admits was built for {{tag}}.{{builds}} Source: {{source}}',
   newerVersion:
     'The knowledge base (PyTorch data retrieved {{retrieved}}) ends at {{name}} {{newest}}, so the builds, CUDA and companions of {{version}} are not checked; update cuda-gatekeeper, or check the version. Source: {{source}}',
   unknownVersion:
@@ -59,6 +62,8 @@ const HELPS = {
 /** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
 const MESSAGES = {
   noVariant: '{{name}} {{version}} has no {{tag}} build{{via}}',
+  rangeNoVariant:
+    'no release that {{spec}} admits has a {{tag}} build ({{releases}}), so pip finds no matching distribution on {{url}}',
   fallback: "{{name}} {{version}} has no {{tag}} build, so pip ignores {{url}} and installs PyPI's {{pypi}} build",
   unknownVersion: '{{name}} {{version}} is not a known release',
   newerVersion: '{{name}} {{version}} is newer than the knowledge base knows (newest: {{newest}})',
@@ -96,6 +101,7 @@ export default defineRule({
         else if (pkg.ecosystem === 'pip' && pkg.exact && TORCH_FAMILY.has(pkg.name))
           checkUnknown(file, pkg, kb, report);
       }
+      for (const entry of unit.packages) checkRangeOnIndex(entry, kb, report);
       checkConda(unit, kb, report);
       checkNeverReleased(unit, kb, report);
       if (unit.pythonsRun) {
@@ -105,6 +111,64 @@ export default defineRule({
     }
   },
 });
+
+/**
+ * A torch range installed from one PyTorch index alone (`pip install "torch~=2.2.1" --index-url …/whl/cu124`) where no
+ * release the range admits was built for that index's CUDA (torch 2.2: cu118 and cu121): pip finds no matching
+ * distribution. Certain only where the knowledge base has every admitted release's builds and no later release can
+ * join them: the range has an upper bound (`~=`, `==2.2.*`, `<2.3`). Not where pip may read an index the file does not show, nor where a torch
+ * installed before meets the range (pip keeps it and asks no index).
+ */
+function checkRangeOnIndex(
+  { file, pkg, invocation, kept }: UnitPackage,
+  kb: KnowledgeBase,
+  report: Reporter<MessageId>,
+): void {
+  // A torch installed before that the range admits is kept: pip asks no index.
+  if (kept) return;
+  if (pkg.ecosystem !== 'pip' || pkg.name !== 'torch' || pkg.exact || pkg.url || !pkg.specifier || !invocation) return;
+  if (invocation.members.some((member) => member.context.hiddenIndexes)) return;
+  const indexes = invocation.indexes.filter((index) => index.kind !== 'conda-channel');
+  const primary = [...indexes].reverse().find((index) => index.kind === 'index-url');
+  if (!primary || primary.addedBy || indexes.some((index) => index.kind !== 'index-url')) return;
+  if (!isPytorchIndex(primary.url) || pytorchIndexChannel(primary.url) !== 'stable') return;
+  const served = servedVariant(primary.url);
+  if (served === undefined || served === 'all' || served.cuda === undefined) return;
+  // An index no release was built for is said at the index (index-url).
+  if (!kb.publishesTorchBuild(served.tag)) return;
+  const releases = kb.torchReleases().filter((release) => satisfiesPep440(release.version, pkg.specifier!) === true);
+  if (releases.length === 0 || releases.some((release) => kb.torchBuilds(release).has(served.tag))) return;
+  if (releases.some((release) => isUnverified(release) || release.variantsComplete === false)) return;
+  if (satisfiesPep440(FAR_FUTURE, pkg.specifier) !== false) return;
+  const suggestions = nearestOnIndex(releases, served.cuda, kb);
+  report({
+    messageId: 'rangeNoVariant',
+    data: {
+      spec: describePackage(pkg),
+      tag: served.tag,
+      url: primary.url,
+      releases: listed(releases.map((release) => `${release.version}: ${release.variants.join(', ')}`)),
+      builds: suggestions,
+      source: cite(releases.at(-1)!),
+    },
+    file,
+    span: pkg.span,
+  });
+}
+
+/** A version no torch release of the coming years reaches: a range that admits it has no upper bound. */
+const FAR_FUTURE = '999.0.0';
+
+/** What to use instead, for a range with no build on an index: the admitted releases' builds of that CUDA major. */
+function nearestOnIndex(releases: readonly TorchRelease[], cuda: string, kb: KnowledgeBase): string {
+  const major = cuda.split('.')[0];
+  const tags = [...new Set(releases.flatMap((release) => [...kb.torchBuilds(release)]))].filter(
+    (tag) => cudaFromTag(tag)?.split('.')[0] === major && compareDotted(cudaFromTag(tag)!, cuda) <= 0,
+  );
+  return tags.length > 0
+    ? ` The ${tags.join(' and ')} ${tags.length === 1 ? 'index has' : 'indexes have'} them, which run where CUDA ${cuda} does (minor version compatibility within CUDA ${major}).`
+    : '';
+}
 
 /** The first two of a list and the last, for a message (`>=3.8; >=3.8,<3.12; …; >=3.10`). */
 const listed = (items: readonly string[]): string =>

@@ -36,6 +36,7 @@ import type {
   NgcImage,
   NgcPytorch,
   OsSuffix,
+  PyTorchData,
   VendorImage,
   Sourced,
   TensorflowRelease,
@@ -407,6 +408,11 @@ export class KnowledgeBase {
       .sort(compareDotted);
   }
 
+  /** PyTorch's wheel indexes (stable, nightly, test) and the source that lists the builds they serve. */
+  pytorchIndex(): PyTorchData['index'] {
+    return this.data.pytorch.index;
+  }
+
   /** The wheel tags a release ships (`cu121`, `cpu`, …), its PyPI build included, as a set (asked per package). */
   torchBuilds(release: TorchRelease): ReadonlySet<string> {
     return this.cached('torchBuilds', release.version, () => new Set(torchBuildTags(release)));
@@ -422,6 +428,18 @@ export class KnowledgeBase {
       '',
       () => new Set(this.torchReleases().flatMap((row) => [...this.torchBuilds(row)])),
     ).has(tag);
+  }
+
+  /** The CUDA builds PyTorch's releases were published for (`cu118`: 11.8), oldest CUDA first. */
+  publishedCudaBuilds(): readonly { readonly tag: string; readonly cuda: string }[] {
+    return this.cached('publishedCudaBuilds', '', () =>
+      [...new Set(this.torchReleases().flatMap((row) => [...this.torchBuilds(row)]))]
+        .flatMap((tag) => {
+          const cuda = cudaFromTag(tag);
+          return cuda ? [{ tag, cuda }] : [];
+        })
+        .sort((a, b) => compareDotted(a.cuda, b.cuda)),
+    );
   }
 
   /** The CUDA version plain `pip install torch==X` gives on Linux x86_64 (e.g. 2.1.0 → 12.1). */

@@ -121,7 +121,11 @@ export class Clones {
   startRun(workdir?: string): void {
     this.cwd = workdir === undefined ? '' : normalFolder(workdir);
     this.start = this.cwd;
+    this.workdirKnown = workdir !== undefined;
   }
+
+  /** Whether the RUN's WORKDIR is the file's (else the base image's, not known). */
+  private workdirKnown = false;
 
   /** Where the RUN started (its WORKDIR, or ''). */
   private start = '';
@@ -141,6 +145,11 @@ export class Clones {
     let list = this.byStage.get(stage);
     if (!list) this.byStage.set(stage, (list = []));
     list.push({ url: clone.url, folder });
+    // Where no WORKDIR is known, a RUN runs in the base image's, `/` unless the base sets one (Dockerfile reference,
+    // WORKDIR): `RUN git clone …/tool` then `WORKDIR /tool` is most likely inside the clone, and the build context's
+    // file of the same name is not what it installs (nothing copied it there).
+    if (!this.workdirKnown && folder !== '' && !posix.isAbsolute(folder))
+      list.push({ url: clone.url, folder: `/${folder}` });
   }
 
   /** `cd [-L|-P] DIR`: where the RUN's next commands run. */
