@@ -116,8 +116,8 @@ export default defineRule({
  * A torch range installed from one PyTorch index alone (`pip install "torch~=2.2.1" --index-url …/whl/cu124`) where no
  * release the range admits was built for that index's CUDA (torch 2.2: cu118 and cu121): pip finds no matching
  * distribution. Certain only where the knowledge base has every admitted release's builds and no later release can
- * join them: the range has an upper bound (`~=`, `==2.2.*`, `<2.3`). Not where pip may read an index the file does not show, nor where a torch
- * installed before meets the range (pip keeps it and asks no index).
+ * join them: the range has an upper bound (`~=`, `==2.2.*`, `<2.3`). Not where pip may read an index the file does
+ * not show, nor where a torch installed before meets the range (pip keeps it and asks no index).
  */
 function checkRangeOnIndex(
   { file, pkg, invocation, kept }: UnitPackage,
