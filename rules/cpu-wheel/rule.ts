@@ -117,6 +117,8 @@ export default defineRule({
         const family = invocation.members.flatMap((member) => familyOf.get(member.context) ?? []);
         if (family.length > 0 && family.every((pkg) => pkg.url || (pkg.localLabel && pkg.localLabel !== 'cpu')))
           continue;
+        // Nor to a run of packages that bring no torch and whose CPU build is their default (TORCH_FREE).
+        if (family.length === 0 && installsOnly(unit, invocation, TORCH_FREE)) continue;
         for (const index of invocation.indexes) {
           if (seenIndexes.has(index) || index.kind === 'conda-channel' || !isCpuUrl(index.url)) continue;
           // A CPU page of PyG's (mmcv's, detectron2's) wheels serves only its own packages: none installed, none taken.
@@ -184,6 +186,22 @@ function servesFamily(kb: KnowledgeBase, family: readonly PackageFact[], tag: st
         (release) => satisfiesPep440(release.version, pkg.specifier!) !== false && kb.torchBuilds(release).has(tag),
       );
   });
+}
+
+/**
+ * Packages of PyTorch's indexes that require no torch and whose CPU build is the one PyPI has: a CPU index that serves
+ * only them makes no GPU job fall back to the CPU. torchcodec declares no dependencies (pytorch/torchcodec
+ * pyproject.toml), and its README documents the CPU build as the default install, the CUDA build only adding NVDEC
+ * video decoding ("Installing CUDA-enabled TorchCodec"; huggingface/transformers' GPU image takes the CPU one on
+ * purpose).
+ */
+const TORCH_FREE: ReadonlySet<string> = new Set(['torchcodec']);
+
+/** Whether every package an invocation of the unit installs is one of `names` (and it installs one). */
+function installsOnly(unit: Unit, invocation: Invocation, names: ReadonlySet<string>): boolean {
+  const contexts = new Set(invocation.members.map((member) => member.context));
+  const installed = unit.packages.filter(({ file, pkg }) => contexts.has(file.contexts[pkg.context]!));
+  return installed.length > 0 && installed.every(({ pkg }) => names.has(pkg.name));
 }
 
 /** Whether an invocation of the unit installs one of `names`. */

@@ -1015,9 +1015,13 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   // a base image's own torch pip replaces, as the companion's wheel requires another).
   let torch: UnitTorch | undefined;
   const torchOf = (): UnitTorch => (torch ??= unitTorch(root, stage, files, unitPackages));
-  // An earlier command's torch pin is no bar: pip replaces the torch a later install's requirement does not admit.
-  const pinnedBefore = (file: ParsedFile, pkg: PackageFact): boolean =>
-    torchOf() === 'pinned' && pinned.lastTorchPin < commandAt(file, pkg);
+  // An earlier command's torch pin or range is no bar: pip replaces the torch a later install's requirement does not
+  // admit (`pip install -U "torch==2.6.0.*"`, then `pip install -U torchvision`: the newest torchvision's torch).
+  const pinnedBefore = (file: ParsedFile, pkg: PackageFact): boolean => {
+    const kind = torchOf();
+    if (kind === 'pinned') return pinned.lastTorchPin < commandAt(file, pkg);
+    return kind === 'ranges' && pinned.lastTorchRange < commandAt(file, pkg);
+  };
   const picksTorch = (file: ParsedFile, pkg: PackageFact, alone: boolean | undefined): boolean =>
     pkg.name === 'torch' || (PICKS_TORCH.has(pkg.name) && !alone && (torchOf() === 'none' || pinnedBefore(file, pkg)));
   // What each invocation's commands say, once per invocation (a chain of includes has a member per file, and a
@@ -1559,6 +1563,8 @@ interface ExactPins {
   readonly lastTorchPin: number;
   /** The same of the last one that fixes torch, by its own pin or another package's (`torchvision==0.20.0`). */
   readonly lastTorchBound: number;
+  /** The offset of the last Dockerfile command with a torch range or wildcard (`torch==2.6.0.*`), -Infinity if none. */
+  readonly lastTorchRange: number;
 }
 
 /** The exact versions a unit pins each pip package to. */
@@ -1571,6 +1577,7 @@ function exactPins(
   const pins = new Map<string, { version: string; at: number }[]>();
   let lastTorchPin = -Infinity;
   let lastTorchBound = -Infinity;
+  let lastTorchRange = -Infinity;
   let at = 0;
   const add = (name: string, version: string): void => {
     if (name === 'torch') lastTorchBound = Math.max(lastTorchBound, at);
@@ -1585,6 +1592,8 @@ function exactPins(
       // conda's pytorch is pip's torch in the same environment (a conda image's pip sees it): pip keeps one that
       // meets a range (OLMo's Dockerfile.gantry: `conda install pytorch==2.2.2`, then a project's `torch>=2.1`).
       if (pkg.ecosystem === 'conda' && pkg.exact && pkg.name === 'pytorch') add('torch', pkg.exact);
+      if (pkg.ecosystem === 'pip' && pkg.name === 'torch' && !pkg.exact && !pkg.url)
+        lastTorchRange = Math.max(lastTorchRange, at);
       if (pkg.ecosystem !== 'pip' || !pkg.exact || pkg.url) continue;
       add(pkg.name, pkg.exact);
       if (pkg.name === 'torch') lastTorchPin = Math.max(lastTorchPin, at);
@@ -1602,7 +1611,7 @@ function exactPins(
         if (owners.length === 1) add('torch', owners[0]!.version);
       }
     }
-  return { versions: pins, lastTorchPin, lastTorchBound };
+  return { versions: pins, lastTorchPin, lastTorchBound, lastTorchRange };
 }
 
 /** Past this many distinct pins of one package, a range is taken to admit one of them (nothing is claimed). */

@@ -514,7 +514,12 @@ class Paths {
     held: number | undefined;
   }[] = [];
   /** The assignment of `cmd && X=1` waiting for its `|| X=2`. */
-  pendingOr: { readonly name: string; readonly value: Variable | null } | undefined;
+  pendingOr: { readonly name: string; readonly value: Variable | null; readonly test?: Condition } | undefined;
+  /**
+   * A test command before `&&` (`[ ${#PYTORCH} -gt 0 ] && V=… || V=…`), where the known values decide it: which of the
+   * two assignments runs (an assignment alone exits 0, so `||` runs only after a false test).
+   */
+  pendingTest: Condition | undefined;
 
   /** A block opens; `condition` is an `if`'s, where the known values decide it. */
   opened(keyword: string, condition?: Condition): void {
@@ -737,7 +742,7 @@ function fixedForImage(variable: ReturnType<Resolver>): boolean {
   return variable !== undefined && 'value' in variable && (!variable.buildArg || variable.choosesImage === true);
 }
 
-/** What `test` gives for these operands: only the string and integer comparisons, else undefined. */
+/** What `test` gives for these operands: only the string and integer comparisons (POSIX test), else undefined. */
 function testHolds(operands: readonly string[], doubleBracket: boolean): boolean | undefined {
   const [a, operator, b] = operands;
   if (operands.length === 1) return a !== '';
@@ -749,8 +754,14 @@ function testHolds(operands: readonly string[], doubleBracket: boolean): boolean
   if (operator === '=' || operator === '==') return a === b;
   if (operator === '!=') return a !== b;
   const integer = /^-?\d+$/;
-  if ((operator === '-eq' || operator === '-ne') && integer.test(a) && integer.test(b))
-    return (Number(a) === Number(b)) === (operator === '-eq');
+  if (!integer.test(a) || !integer.test(b)) return undefined;
+  const [x, y] = [Number(a), Number(b)];
+  if (operator === '-eq') return x === y;
+  if (operator === '-ne') return x !== y;
+  if (operator === '-gt') return x > y;
+  if (operator === '-ge') return x >= y;
+  if (operator === '-lt') return x < y;
+  if (operator === '-le') return x <= y;
   return undefined;
 }
 
@@ -767,6 +778,8 @@ function track(command: Command, where: Surroundings): number {
   let words = command;
   const depth = blocks;
   const first = words[0]!.text;
+  const test = paths.pendingTest;
+  paths.pendingTest = undefined;
   if (paths.chain && !BLOCK_INNER.has(first) && !BLOCK_OPEN.has(first) && !BLOCK_CLOSE.has(first)) {
     paths.chained(conditionOf(words, where, true), after);
     return depth;
@@ -803,6 +816,8 @@ function track(command: Command, where: Surroundings): number {
   if (DECLARE.has(words[0]!.text)) words = words.slice(1).filter((word) => !word.text.startsWith('-'));
   else if (!words.every((word) => ASSIGNMENT.test(word.text))) {
     paths.pendingOr = undefined;
+    if (depth === 0 && after === '&&' && before !== '&&' && before !== '||' && before !== '|')
+      paths.pendingTest = conditionOf(words, where, true);
     return depth;
   }
   const unsure =
@@ -842,7 +857,8 @@ function track(command: Command, where: Surroundings): number {
       });
       const single = words.length === 1;
       if (depth > 0 && single) paths.assigned(name, value);
-      else if (depth === 0 && single && before === '&&' && after === '||') paths.pendingOr = { name, value };
+      else if (depth === 0 && single && before === '&&' && after === '||')
+        paths.pendingOr = { name, value, ...(test ? { test } : {}) };
       else if (
         depth === 0 &&
         single &&
@@ -855,7 +871,13 @@ function track(command: Command, where: Surroundings): number {
         pending.value &&
         value
       )
-        locals.set(name, { unresolved: CONDITIONAL(name), alternatives: distinct([pending.value, value]) });
+        locals.set(
+          name,
+          pending.test
+            ? // The test's known values pick one, as an ARG's default does (another build argument may pick the other).
+              { ...(pending.test.value ? pending.value : value), buildArg: true }
+            : { unresolved: CONDITIONAL(name), alternatives: distinct([pending.value, value]) },
+        );
     } else if (word.unresolved)
       locals.set(name, {
         unresolved: `$${name} is set from a value only known when the build runs: ${word.unresolved.replace(/, only known when the build runs$/, '')}`,

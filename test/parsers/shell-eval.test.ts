@@ -238,11 +238,22 @@ describe('variables a RUN script sets on every path (issue 50, item 6)', () => {
     ]);
   });
 
-  it('`cmd && X=a || X=b`, the pattern of a real Dockerfile', () => {
-    expect(read("[ ${#V} -gt 0 ] && X='torch=='$V'.*' || X='torch'; pip install $X").slice(-2)).toEqual([
+  it('`cmd && X=a || X=b`: each value where the test is not known', () => {
+    expect(read("[ -f /opt/torch ] && X='torch=='$V'.*' || X='torch'; pip install $X").slice(-2)).toEqual([
       { words: ['pip', 'install', 'torch==2.3.0.*'], when: "when $X is 'torch==2.3.0.*'" },
       { words: ['pip', 'install', 'torch'], when: "when $X is 'torch'" },
     ]);
+  });
+
+  it('`test && X=a || X=b` where the known values decide the test: the branch it takes (a real Dockerfile)', () => {
+    // huggingface/transformers' GPU image: an assignment exits 0, so `||` runs only after a false test.
+    expect(read("[ ${#V} -gt 0 ] && X='torch=='$V'.*' || X='torch'; pip install $X").at(-1)).toEqual({
+      words: ['pip', 'install', 'torch==2.3.0.*'],
+    });
+    expect(read("[ ${#V} -eq 0 ] && X='torch=='$V'.*' || X='torch'; pip install $X").at(-1)).toEqual({
+      words: ['pip', 'install', 'torch'],
+    });
+    expect(read('[ ${#V} -lt 3 ] && X=a || X=b; echo $X').at(-1)).toEqual({ words: ['echo', 'b'] });
   });
 
   it('two such variables: each combination', () => {
