@@ -111,6 +111,12 @@ export const WORKLOAD_KINDS: readonly WorkloadKind[] = [
     source: 'https://github.com/ai-dynamo/dynamo (deploy/operator/api)',
   },
   {
+    kind: 'Model (kubeai.org)',
+    containers:
+      'spec.image with the GPUs of spec.resourceProfile (without spec.image: the engine’s, from KubeAI’s configuration)',
+    source: 'https://github.com/substratusai/kubeai (api/k8s/v1/model_types.go)',
+  },
+  {
     kind: 'SparkApplication',
     containers: 'spec.image (or {driver,executor}.image) with {driver,executor}.gpu',
     source: 'https://www.kubeflow.org/docs/components/spark-operator/user-guide/writing-sparkapplication/',

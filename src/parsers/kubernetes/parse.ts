@@ -596,6 +596,9 @@ const SINGLE_CONTAINERS = [
   'huggingface',
 ] as const;
 
+/** A KubeAI resource profile of NVIDIA GPUs and a count above zero (`nvidia-gpu-l4:1`; GPU_BY_KIND_NAME). */
+const GPU_PROFILE = /^nvidia-[\w.-]+:\s*[1-9]/;
+
 /** A document's `kind:` line, as written at the start of a line (what a template's unread text still shows). */
 const KIND_LINE = /^kind:[ \t]*["']?([\w.-]+)/m;
 
@@ -628,7 +631,7 @@ function whereTheImageIs(body: string, path: string, index: ServingIndex | undef
   if (kind === 'TrainJob')
     return 'its image is that of the training runtime it names (runtimeRef), not in this document';
   if (kind === 'Model' && /^apiVersion:[ \t]*kubeai\.org\//m.test(body))
-    return "its image is that of the engine it names (`engine:`), set in KubeAI's own configuration (modelServers), not in this document";
+    return "it names no `image:`, so its image is that of the engine it names (`engine:`) for its resource profile, set in KubeAI's own configuration (modelServers), not in this document";
   // KAITO's Workspace, InferenceSet, MultiRoleInference and RAGEngine run KAITO's images for the presets they name.
   if (/^apiVersion:[ \t]*kaito\.sh\//m.test(body))
     // A RAGEngine runs the controller's RAG service image (pkg/ragengine/controllers/preset_rag.go).
@@ -1067,6 +1070,17 @@ class Reader {
         // A role with no image anywhere reads no container: a GPU request then fails the document closed (parse).
         if (pod && (own || shared))
           this.containerOf(own ? pod : node, pod, `${workload} (${role})`, dockerfile, undefined, this.sparkGpus(pod));
+      }
+      return;
+    }
+    // KubeAI's Model (kubeai.org/v1): the server runs `spec.image` where it is set, else the image KubeAI's own
+    // configuration gives its engine and resource profile (substratusai/kubeai api/k8s/v1/model_types.go: "Image to be
+    // used for the server process. Will be set from ResourceProfile + Engine if not specified"; the controller's
+    // lookupServerImage returns spec.image first), with the GPUs of its profile (`resourceProfile: nvidia-gpu-l4:1`).
+    if (node.get('engine', true) !== undefined && node.get('resourceProfile', true) !== undefined) {
+      if (this.text(node.get('image', true) as Node | undefined) !== undefined) {
+        const profile = this.text(node.get('resourceProfile', true) as Node | undefined) ?? '';
+        this.containerOf(node, node, workload, dockerfile, undefined, GPU_PROFILE.test(profile));
       }
       return;
     }
