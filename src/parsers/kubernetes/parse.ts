@@ -465,6 +465,38 @@ function runtimesServing(
 }
 
 /** `repository` and a `:tag` written elsewhere, as one reference: the tag is not editable where the reference is. */
+/** The Argo kinds whose `{{workflow.parameters.NAME}}` the document's own arguments answer (argoParameters). */
+const ARGO_WORKFLOWS: ReadonlySet<string> = new Set([
+  'Workflow',
+  'WorkflowTemplate',
+  'ClusterWorkflowTemplate',
+  'CronWorkflow',
+]);
+
+/** `{{workflow.parameters.NAME}}` (spaces allowed inside the braces, as Argo's template syntax allows). */
+const WORKFLOW_PARAMETER = /\{\{\s*workflow\.parameters\.([\w.-]+)\s*\}\}/g;
+
+/**
+ * An image reference with each `{{workflow.parameters.NAME}}` replaced by the value the workflow gives it, the text
+ * around them kept where it is written (an edit of a written tag still lands there); as written where a parameter has
+ * no value here, or none is named.
+ */
+function withParameters(image: Mapped, values: ReadonlyMap<string, string>): Mapped {
+  const text = image.text;
+  if (!text.includes('workflow.parameters')) return image;
+  const builder = new MappedBuilder();
+  let at = 0;
+  for (const match of text.matchAll(WORKFLOW_PARAMETER)) {
+    const value = values.get(match[1]!);
+    if (value === undefined) return image;
+    builder.pushMapped(image.slice(at, match.index));
+    builder.pushSegment(value, -1, image.site(match.index, match.index + match[0].length));
+    at = match.index + match[0].length;
+  }
+  builder.pushMapped(image.slice(at, text.length));
+  return builder.build();
+}
+
 function withTag(repository: Mapped, tag: string): Mapped {
   const builder = new MappedBuilder();
   builder.pushMapped(repository);
@@ -950,6 +982,9 @@ class Reader {
   /** Where a pipeline's executor is placed (kfp-kubernetes' nodeSelector), while its container is read. */
   private executorPlacement: Placement | undefined;
 
+  /** An Argo workflow's parameters with a value in the document (`spec.arguments.parameters`), while it is read. */
+  private workflowParameters: ReadonlyMap<string, string> | undefined;
+
   /**
    * A compiled Kubeflow pipeline: each executor's container (`deploymentSpec.executors.<name>.container`) with its
    * image, getting NVIDIA GPUs where `resources.accelerator` asks for them (`type`/`resourceType` `nvidia.com/gpu`, or
@@ -1019,7 +1054,33 @@ class Reader {
     const workload = `${kind}/${name ?? '(unnamed)'}`;
     // A bare Pod's own annotations (a template's are read where the template is).
     this.noteFraction(metadata, this.map(root, 'spec'));
+    this.workflowParameters = ARGO_WORKFLOWS.has(kind) ? this.argoParameters(root, kind) : undefined;
     this.search(root, workload, '', this.annotation(metadata), 0);
+    this.workflowParameters = undefined;
+  }
+
+  /**
+   * The values an Argo Workflow (WorkflowTemplate, ClusterWorkflowTemplate, CronWorkflow) gives its parameters
+   * (`spec.arguments.parameters[].value`; a CronWorkflow's in `spec.workflowSpec`): what `{{workflow.parameters.NAME}}`
+   * reads unless `argo submit -p NAME=…` gives another (argo-workflows docs, walk-through/parameters.md), as a
+   * Dockerfile's ARG default is read unless `--build-arg` gives another. A parameter with no literal value (`valueFrom`,
+   * an enum only) is not known.
+   */
+  private argoParameters(root: YAMLMap, kind: string): ReadonlyMap<string, string> | undefined {
+    let spec = this.map(root, 'spec');
+    if (spec && kind === 'CronWorkflow') spec = this.map(spec, 'workflowSpec');
+    const args = spec ? this.map(spec, 'arguments') : undefined;
+    const list = args ? this.resolve(args.get('parameters', true) as Node | undefined) : undefined;
+    if (!list || !isSeq(list)) return undefined;
+    const values = new Map<string, string>();
+    for (const item of list.items) {
+      const parameter = this.resolve(item as Node);
+      if (!parameter || !isMap(parameter)) continue;
+      const name = this.text(parameter.get('name', true) as Node | undefined);
+      const value = this.text(parameter.get('value', true) as Node | undefined);
+      if (name !== undefined && value !== undefined) values.set(name, value);
+    }
+    return values;
   }
 
   /** Find pod specs below `node`; `replica` names an operator's replica template (PyTorchJob's `Worker`). */
@@ -1305,7 +1366,10 @@ class Reader {
    */
   private imageText(container: YAMLMap, shape: string | undefined): ReturnType<typeof scalarText> {
     const node = this.resolve(container.get('image', true) as Node | undefined);
-    if (shape !== 'image' || !node || !isMap(node)) return scalarText(node, this.source);
+    if (shape !== 'image' || !node || !isMap(node)) {
+      const text = scalarText(node, this.source);
+      return text && this.workflowParameters ? withParameters(text, this.workflowParameters) : text;
+    }
     const repository =
       scalarText(this.resolve(node.get('repository', true) as Node | undefined), this.source) ??
       scalarText(this.resolve(node.get('name', true) as Node | undefined), this.source);
