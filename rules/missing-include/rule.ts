@@ -173,9 +173,17 @@ function setupPyProject(
   // to a setup.py (`dynamic = ["dependencies"]`) does not.
   const stated = candidates.filter((path) => present.has(path));
   if (stated.some((path) => !present.get(path)!.dynamicDependencies)) return;
-  const setup = (stated.length > 0 ? stated : candidates)
-    .map((path) => `${path.slice(0, -PYPROJECT.length)}setup.py`)
-    .find((path) => fileExists(path) === true);
+  const setup =
+    (stated.length > 0 ? stated : candidates)
+      .map((path) => `${path.slice(0, -PYPROJECT.length)}setup.py`)
+      .find((path) => fileExists(path) === true) ??
+    // A setup.py copied by its own name (`COPY setup.py ./`, a bind mount of it): its copy's source, where no
+    // pyproject.toml was copied beside it.
+    (stated.length === 0 && include.target.endsWith(PYPROJECT)
+      ? includeCandidates(file, { ...include, target: `${include.target.slice(0, -PYPROJECT.length)}setup.py` }).find(
+          (path) => fileExists(path) === true,
+        )
+      : undefined);
   if (!setup) return;
   const folder = setup.slice(0, -'/setup.py'.length);
   report({
