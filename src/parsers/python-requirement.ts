@@ -33,14 +33,18 @@ export const BUILT_AGAINST_CUDA: ReadonlySet<string> = new Set([
 
 /**
  * Why what a requirement installs is not known, where it names a package built against CUDA by a version-control
- * address without a revision (pip's `git+`, `hg+`, `svn+`, `bzr+` URLs, `@<ref>` naming one:
- * pip.pypa.io/en/stable/topics/vcs-support/); else undefined.
+ * address (pip's `git+`, `hg+`, `svn+`, `bzr+` URLs, `@<ref>` naming a revision:
+ * pip.pypa.io/en/stable/topics/vcs-support/); else undefined. Its source is built when the install runs, against the
+ * torch its requirements at that revision pin, which are not read here: a commit fixes them, a branch or a tag names
+ * them (a branch moves; `@sangstar/tensorizer-update` is one), no revision takes the default branch's head.
  */
 export function vcsBuild(fact: { readonly name: string; readonly url?: string }): string | undefined {
   if (!fact.url || !/^(?:git|hg|svn|bzr)\+/i.test(fact.url) || !BUILT_AGAINST_CUDA.has(fact.name)) return undefined;
-  // A revision named (`@v0.0.28.post3`, `@<commit>`) is a fixed source; only the head of a branch moves.
-  if (/^[a-z+]+:\/\/[^#]*?\/[^/#]+@[^/#]+(?:#|$)/i.test(fact.url)) return undefined;
-  return `${fact.name} is built from the head of that repository's default branch when the install runs: which torch and CUDA it pins is only known then (pin a release, or a commit whose requirements you check)`;
+  const ref = /^[a-z+]+:\/\/(?:[^@/#]*@)?[^/#]+\/[^@#]*?@([^#]+?)(?:#|$)/i.exec(fact.url)?.[1];
+  if (ref === undefined)
+    return `${fact.name} is built from the head of that repository's default branch when the install runs: which torch and CUDA it pins is only known then (pin a release, or a commit whose requirements you check)`;
+  const what = /^[0-9a-f]{40}$/i.test(ref) ? `commit ${ref.slice(0, 12)}` : `the revision ${ref} (a branch or a tag)`;
+  return `${fact.name} is built from ${what} of that repository when the install runs, against the torch and CUDA its requirements there pin, which are not read here (check them, or install a release from an index)`;
 }
 
 /**
