@@ -16,7 +16,7 @@ import { mayHoldTogether } from '../../src/parsers/markers.js';
 import type { Fix, TextEdit } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../../src/knowledge/index.js';
 import { cudaFromTag, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
-import { defineRule, formatMessage, type Reporter } from '../../src/rule.js';
+import { defineRule, formatMessage, type RelatedDraft, type Reporter } from '../../src/rule.js';
 import { checkTensorflow, TENSORFLOW_HELPS, TENSORFLOW_MESSAGES } from './tensorflow.js';
 
 const MVC = 'https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html';
@@ -191,8 +191,15 @@ export default defineRule({
       const dependencies = torchDependencies(
         own.filter(({ claim }) => !otherSource(unit, claim) && !bundlesRuntime(unit, claim, target)),
       );
+      // The wheels that carry their own runtime beside a conda cudatoolkit are each the same warning, with no fix: those
+      // torch loads are said at torch's, in any file (a `conda env export` lists torch's dependencies as a lock does).
+      const bundled = torchDependencies(
+        own.filter(({ claim }) => bundlesRuntime(unit, claim, target)),
+        true,
+      );
+      for (const [torch, wheels] of bundled.of) dependencies.of.set(torch, wheels);
       for (const { claim, relation } of own)
-        if (!dependencies.folded.has(claim))
+        if (!dependencies.folded.has(claim) && !bundled.folded.has(claim))
           reportMismatch(
             { unit, claim, target, relation, unitFix: edits, dependencies: dependencies.of.get(claim) },
             kb,
@@ -411,15 +418,20 @@ const PIP_LOCKS: ReadonlySet<string> = new Set(['uv-lock', 'poetry-lock', 'pdm-l
  * locations of torch's finding, not as one finding per wheel. A wheel a file names itself (a requirements file, a
  * project's dependencies) keeps its own finding.
  */
-function torchDependencies(mismatches: readonly { claim: CudaClaim; relation: 'minor' | 'major' }[]): {
+function torchDependencies(
+  mismatches: readonly { claim: CudaClaim; relation: 'minor' | 'major' }[],
+  /** Whatever file names them (the bundled-runtime warnings), not only a lock's. */
+  anyFile = false,
+): {
   readonly folded: ReadonlySet<CudaClaim>;
-  readonly of: ReadonlyMap<CudaClaim, CudaClaim[]>;
+  readonly of: Map<CudaClaim, CudaClaim[]>;
 } {
   const folded = new Set<CudaClaim>();
   const of = new Map<CudaClaim, CudaClaim[]>();
   for (const { claim, relation } of mismatches) {
     const name = claim.package?.name;
-    if (claim.kind !== 'nvidia-wheel' || !name || !PIP_RUNTIME.test(name) || !PIP_LOCKS.has(claim.file.kind)) continue;
+    if (claim.kind !== 'nvidia-wheel' || !name || !PIP_RUNTIME.test(name)) continue;
+    if (!anyFile && !PIP_LOCKS.has(claim.file.kind)) continue;
     const torch = mismatches.find(
       (other) =>
         other.relation === relation &&
@@ -452,6 +464,15 @@ function bundlesRuntime(unit: Unit, claim: CudaClaim, target: CudaClaim): boolea
       (other) => other !== target && other.package?.ecosystem === 'conda' && compareClaims(other, target) === 'same',
     )
   );
+}
+
+/** The CUDA library wheels a torch build requires, as related locations of its finding (torchDependencies). */
+function requiredLibraries(dependencies: readonly CudaClaim[] | undefined): RelatedDraft[] {
+  return (dependencies ?? []).map((dependency) => ({
+    file: dependency.file,
+    span: dependency.span,
+    message: `${dependency.subject}: CUDA ${claimCuda(dependency)}, a library this torch build requires`,
+  }));
 }
 
 /** pip's CUDA libraries, which torch's wheels load: nvidia-cublas-cu12, nvidia-cuda-runtime-cu12, … */
@@ -497,7 +518,10 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
       span: claim.span,
       severity: 'warning',
       unverified: isUnverified(claim.record) || isUnverified(target.record),
-      related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
+      related: [
+        { file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` },
+        ...requiredLibraries(dependencies),
+      ],
     });
   const elsewhere = otherSource(unit, claim);
   // onnxruntime-gpu==1.18.0 is a CUDA 11.8 build on PyPI and a CUDA 12 build on ORT's CUDA-12 feed: with both
@@ -539,11 +563,7 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
         : isUnverified(claim.record) || isUnverified(target.record),
     related: [
       { file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` },
-      ...(dependencies ?? []).map((dependency) => ({
-        file: dependency.file,
-        span: dependency.span,
-        message: `${dependency.subject}: CUDA ${claimCuda(dependency)}, a library this torch build requires`,
-      })),
+      ...requiredLibraries(dependencies),
     ],
     ...(fix ? { fix } : {}),
     ...(options.length ? { suggestions: options } : {}),
