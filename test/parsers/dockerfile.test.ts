@@ -430,13 +430,20 @@ describe('Dockerfile parser', () => {
     expect(file.unresolved.map((fact) => text(file, fact.span))).toEqual(['install torch==2.6.0']);
     // A file of another name is no pip configuration: aws/deep-learning-containers writes the dynamic linker's
     // /etc/ld.so.conf.d/nvidia-pip.conf; one named pip.conf anywhere is pip's.
-    const written = (path: string) =>
-      parseDockerfile('Dockerfile', `FROM python:3.12\nRUN echo x > ${path}\nRUN pip install torch==2.6.0\n`)
+    const written = (path: string, writer = 'echo "[global]\\nextra-index-url = $URL"') =>
+      parseDockerfile('Dockerfile', `FROM python:3.12\nRUN ${writer} > ${path}\nRUN pip install torch==2.6.0\n`)
         .contexts[0]!.hiddenIndexes !== undefined;
     expect(written('/etc/ld.so.conf.d/nvidia-pip.conf')).toBe(false);
     expect(written('/etc/pip.conf')).toBe(true);
     expect(written('~/.config/pip/pip.conf')).toBe(true);
     expect(written('pip.ini')).toBe(true);
+    // Literal text that sets no index option is known, and hides nothing (lightning-thunder's image); an index option
+    // or a value computed at build time hides the indexes.
+    expect(written('/etc/pip.conf', 'apt-get update && echo -e "[global]\\nbreak-system-packages = true"')).toBe(false);
+    expect(written('/etc/pip.conf', 'printf "[global]\\nindex-url = https://example.com/simple\\n"')).toBe(true);
+    expect(written('/etc/pip.conf', 'printf "[global]\\nfind_links = /wheels\\n"')).toBe(true);
+    expect(written('/etc/pip.conf', 'echo "$PIP_CONF"')).toBe(true);
+    expect(written('/etc/pip.conf', 'cat pip.template')).toBe(true);
   });
 
   it('an ARG built with ${V:+"…"} names the image without the quotes', () => {

@@ -94,8 +94,10 @@ export class PipEnv {
    * from then on pip reads indexes this check does not see.
    */
   noteScript(script: string): void {
-    const written = PIP_CONFIG_WRITE.exec(script)?.[1];
-    if (written) this.hidden = `a RUN writes a pip configuration file (${written}), which this check cannot read`;
+    const match = PIP_CONFIG_WRITE.exec(script);
+    const written = match?.[1];
+    if (!written || writesNoIndex(script.slice(0, match.index))) return;
+    this.hidden = `a RUN writes a pip configuration file (${written}), which this check cannot read`;
   }
 
   /** A COPY of a pip configuration file into the image. */
@@ -219,4 +221,17 @@ function torchBackendIndex(value: string, urlSpan: Span, span: Span): Setting | 
  * reads (pip.pypa.io/en/stable/topics/configuration/#location). `/etc/ld.so.conf.d/nvidia-pip.conf` is the dynamic
  * linker's.
  */
+/**
+ * Whether the command that writes a pip configuration file (the text before its redirect) is an `echo` or `printf` of
+ * literal text that sets no index option (`echo -e "[global]\nbreak-system-packages = true" > /etc/pip.conf`,
+ * lightning-thunder's CUDA image): the file is then known, and changes no build pip takes. pip's index settings are
+ * the options' long names (`index-url`, `extra-index-url`, `find-links`, `no-index`; pip.pypa.io/en/stable/topics/
+ * configuration/), also written with underscores.
+ */
+function writesNoIndex(before: string): boolean {
+  const command = before.split(/&&|\|\||;|\n/).at(-1)!;
+  const words = /^\s*(?:echo|printf)\s(.*)$/s.exec(command)?.[1];
+  return words !== undefined && !/[$`]/.test(words) && !/index|find[-_]links/i.test(words);
+}
+
 const PIP_CONFIG_WRITE = /(?:>>?|\btee\s+(?:-a\s+)?)\s*["']?((?:[^\s"';&|<>]*\/)?pip\.(?:conf|ini))(?![\w.-])/;
