@@ -506,6 +506,8 @@ class Paths {
     settledFixed: boolean;
     /** The condition, as written, of the branch being read where it runs whatever the build. */
     holds: string | undefined;
+    /** A `for` loop over known words: its body runs, once with each (loopVariable), said as this. */
+    readonly loop?: string;
     /** Whether the branch being read never runs with the script's values. */
     dead: boolean;
     /** The branch being read (a new object at each `then`, `elif`, `else`, `do`), for variables set on it. */
@@ -522,9 +524,10 @@ class Paths {
   pendingTest: Condition | undefined;
 
   /** A block opens; `condition` is an `if`'s, where the known values decide it. */
-  opened(keyword: string, condition?: Condition): void {
+  opened(keyword: string, condition?: Condition, loop?: string): void {
     this.open.push({
       kind: keyword === 'if' ? 'if' : 'other',
+      ...(loop ? { loop } : {}),
       branches: [],
       complete: false,
       condition,
@@ -588,7 +591,7 @@ class Paths {
   branch(keyword: string, condition?: Condition): void {
     const top = this.open.at(-1);
     if (!top) return;
-    top.holds = undefined;
+    top.holds = keyword === 'do' ? top.loop : undefined;
     top.dead = false;
     top.branch = {};
     if (top.kind !== 'if') return;
@@ -786,9 +789,10 @@ function track(command: Command, where: Surroundings): number {
   }
   paths.chain = undefined;
   if (BLOCK_OPEN.has(first)) {
+    const loop = first === 'for' ? loopVariable(words, locals) : undefined;
     const chained = first === 'if' && (after === '&&' || after === '||');
     const condition = first === 'if' ? conditionOf(words.slice(1), where, chained) : undefined;
-    paths.opened(first, condition);
+    paths.opened(first, condition, loop);
     if (chained) paths.chain = { operator: after, so: condition };
     paths.pendingOr = undefined;
     return depth + 1;
@@ -885,6 +889,38 @@ function track(command: Command, where: Surroundings): number {
     else locals.set(name, value!);
   }
   return depth;
+}
+
+/**
+ * `for NAME in WORD…`: the loop runs its body once with each word, so a command that reads `$NAME` is read once per
+ * value where every word is known and no pattern (`for f in requirements-a.txt requirements-b.txt`), and the body runs
+ * for certain (what it returns says so); otherwise `$NAME` is said to be the loop's, whose values are only known when
+ * the build runs (a command's output, a pattern of files, a variable not known), rather than not defined.
+ */
+function loopVariable(words: Command, locals: Map<string, Local>): string | undefined {
+  const name = words[1]?.text;
+  if (name === undefined || !/^[A-Za-z_]\w*$/.test(name)) return undefined;
+  const list = words[2]?.text === 'in' ? words.slice(3) : undefined;
+  const values = list?.filter((word) => word.text !== '');
+  if (
+    values &&
+    values.length > 0 &&
+    values.length <= MAX_ALTERNATIVES &&
+    values.every((word) => !word.unresolved && !/[*?[]/.test(word.text))
+  ) {
+    locals.set(name, {
+      unresolved: `$${name} is the variable of a for loop of this RUN`,
+      alternatives: distinct(values.map((word) => ({ value: word.mapped, defined: word.span }))),
+    });
+    const over = values.map((word) => word.text).join(' ');
+    return `for ${name} in ${over.length > 50 ? `${over.slice(0, 47)}...` : over}`;
+  }
+  const over = list ? list.map((word) => word.text).join(' ') : '"$@"';
+  const shown = over.length > 60 ? `${over.slice(0, 57)}...` : over;
+  locals.set(name, {
+    unresolved: `$${name} is the variable of a for loop of this RUN over ${shown}, whose values are only known when the build runs`,
+  });
+  return undefined;
 }
 
 /**

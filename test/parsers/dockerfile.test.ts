@@ -224,8 +224,10 @@ describe('Dockerfile parser', () => {
         '    else \\',
         '      uv pip install --system torch==2.6.0+cu124; \\',
         '    fi && pip install numpy==2.2.0',
-        'RUN for i in 1 2; do conda install -y pytorch=2.1.0; done',
+        'RUN for i in $(seq 2); do conda install -y pytorch=2.1.0; done',
         'RUN if pip install vllm==0.8.0; then echo ok; fi',
+        // A loop over known words runs its body (once with each).
+        'RUN for i in 1 2; do pip install transformers==4.46.0; done',
         '',
       ].join('\n'),
     );
@@ -238,6 +240,7 @@ describe('Dockerfile parser', () => {
       ['pytorch', '2.1.0', 'in an if, case or loop of its RUN, which may not run'],
       // The condition of an `if` runs whenever the `if` is reached.
       ['vllm', '0.8.0', 'always'],
+      ['transformers', '4.46.0', 'always'],
     ]);
     expect(file.indexes.map((index) => index.url)).toEqual(['https://download.pytorch.org/whl/cpu']);
   });

@@ -230,6 +230,27 @@ describe('variables a RUN script sets on every path (issue 50, item 6)', () => {
     ]);
   });
 
+  it("a for loop over known words: its body read once with each; over a command or a pattern: said to be the loop's", () => {
+    // The body's first command keeps its `do`, as every block's first command keeps its keyword here.
+    const commands = read('for f in a.txt b.txt; do pip install -r $f; done');
+    expect(commands.filter((command) => command.words.includes('pip'))).toEqual([
+      { words: ['do', 'pip', 'install', '-r', 'a.txt'], when: "when $f is 'a.txt'" },
+      { words: ['do', 'pip', 'install', '-r', 'b.txt'], when: "when $f is 'b.txt'" },
+    ]);
+    for (const script of [
+      'for f in $(ls requirements*.txt); do pip install -r $f; done',
+      'for f in requirements/*.txt; do pip install -r $f; done',
+      'for f; do pip install -r $f; done',
+    ])
+      expect(
+        read(script)
+          .find((command) => command.words.includes('pip'))!
+          .words.at(-1),
+      ).toMatch(
+        /^\$f is the variable of a for loop of this RUN over .*, whose values are only known when the build runs$/,
+      );
+  });
+
   it('elif branches count when an else closes them; equal values are read once', () => {
     const commands = read('if a; then X=1\nelif b; then X=2\nelse X=1\nfi\necho $X');
     expect(commands.filter((command) => command.words[0] === 'echo')).toEqual([
