@@ -14,6 +14,12 @@ import type { KnowledgeBase } from '../../src/knowledge/index.js';
 import { releaseFor } from '../../src/analysis/torch-build.js';
 import { satisfiesPep440 } from '../../src/util/pep440.js';
 
+/**
+ * The pytorch channel's packages whose build cpuonly and pytorch-mutex choose: each build depends on the pytorch-mutex
+ * build of its kind (`cpu`, `cuda`), and cpuonly on pytorch-mutex's `cpu` build.
+ */
+const CONDA_TORCH: ReadonlySet<string> = new Set(['pytorch', 'torchvision', 'torchaudio']);
+
 /** Claims of GPU stacks other than PyTorch (and NVIDIA's libraries alone). */
 const OTHER_STACKS: ReadonlySet<ClaimKind> = new Set(['nvidia-wheel', 'cupy', 'jax', 'tensorflow', 'library']);
 
@@ -49,8 +55,12 @@ export default defineRule({
           ? ` ${otherStack?.subject ?? target.subject} uses CUDA here, so a CPU torch may be deliberate.`
           : '',
       };
+      // cpuonly and pytorch-mutex choose which build of the pytorch channel's packages conda takes: beside no conda
+      // pytorch (torch from pip, RVC's DirectML environment) they choose nothing.
+      const condaTorch = unit.packages.some(({ pkg }) => pkg.ecosystem === 'conda' && CONDA_TORCH.has(pkg.name));
       for (const { file, pkg, build } of unit.packages) {
         if (
+          condaTorch &&
           pkg.ecosystem === 'conda' &&
           (pkg.name === 'cpuonly' || (pkg.name === 'pytorch-mutex' && /cpu/.test(pkg.build ?? pkg.specifier)))
         ) {
