@@ -772,6 +772,13 @@ function machineOf(markers: string | undefined): Machine {
  */
 const CARRIES_TORCH_CUDA: ReadonlySet<string> = new Set(['vllm', 'xformers', 'sglang']);
 
+/**
+ * Of those, the ones whose own wheel is pure Python (`sglang-<version>-py3-none-any.whl` on PyPI and on SGLang's wheel
+ * index; its CUDA kernels are the separate sgl-kernel package): installed with `--no-deps`, they bring no torch and
+ * no CUDA code of their own, so they say no CUDA.
+ */
+const PURE_PYTHON_CARRIERS: ReadonlySet<string> = new Set(['sglang']);
+
 /** Packages whose exact pin goes with torch releases the knowledge records (companions.json `pins`). */
 const TORCH_BOUND: ReadonlySet<string> = new Set([
   'triton',
@@ -1123,9 +1130,14 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       // With no torch requirement in the unit that decides torch (none, ranges only: pip takes the pin's torch for
       // them too, or pins of earlier commands only, which pip replaces), the torch it installs is the one its wheel
       // requires, from PyPI: that release's build, to the minor (`vllm==0.11.0` installs torch 2.8.0, CUDA 12.8).
-      if (carried)
+      // With --no-deps it brings no torch: its own build, to the major its torch's wheel has (none for a pure-Python
+      // wheel, whose CUDA is only the torch it requires: that torch's, which pip puts in place of another).
+      const pure = carried && PURE_PYTHON_CARRIERS.has(pkg.name);
+      if (carried && pure && !alone && torchOf() !== 'decided') {
+        const its = withItsTorch(carried, kb);
+        if (its) implied.push(its);
+      } else if (carried && !pure)
         implied.push(
-          // With --no-deps it brings no torch: its own build, to the major its torch's wheel has.
           (!alone &&
             torchOf() !== 'decided' &&
             (torchOf() !== 'pinned' || pinnedBefore(file, pkg)) &&
