@@ -19,6 +19,8 @@ const MESSAGES = {
   noCompanion:
     '{{name}} {{version}} is installed with torch {{torch}}, for which PyTorch published no {{name}} release',
   pinnedTorch: '{{name}} {{version}} is built against torch {{expected}}, but torch {{torch}} is {{installed}}',
+  pinnedElsewhere:
+    "{{name}} {{version}} may come from {{url}}, whose builds are not known here: PyPI's is built against torch {{expected}}, but torch {{torch}} is {{installed}}",
   triton:
     'triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}',
   extensionBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is {{installed}}',
@@ -61,6 +63,8 @@ export default defineRule({
       'Each torch release has one matching {{name}} release, built against its C++ ABI; mixing them fails at import ("undefined symbol") or pulls another torch. torch {{torch}} pairs with {{name}} {{pairs}}. Source: {{source}}',
     noCompanion: '{{note}} Source: {{source}}',
     pinnedTorch: '{{why}} {{note}} Source: {{source}}',
+    pinnedElsewhere:
+      "The torch a wheel is built against is that index's build of it, which may not be PyPI's (opendatahub's images take xformers and torch from Red Hat's index, built against each other): check what that index's {{name}} {{version}} requires (its Requires-Dist). PyPI's: {{why}} Source: {{source}}",
     extensionBuild: `PyG's extension wheels are compiled against one torch minor; with another the import fails with "undefined symbol". Source: ${PYG_DOCS}`,
     triton:
       'The torch wheel pins triton exactly (Requires-Dist: triton=={{expected}}; {{marker}}), so pip either refuses the combination or replaces one of them.{{pythonNote}} Source: {{source}}',
@@ -171,8 +175,13 @@ export default defineRule({
           )
             continue;
           const expected = pin.requires ? pin.torch : pin.abi === 'minor' ? minorOf(pin.torch) : pin.torch;
+          // From an index other than PyPI and PyTorch's (a vendor's, a private one), the wheel is that index's build,
+          // whose torch is not PyPI's pin: said, not failed.
+          const elsewhere = entry.invocation?.indexes.find(
+            (index) => index.kind !== 'conda-channel' && !isPypiIndex(index.url) && !isPytorchIndex(index.url),
+          );
           report({
-            messageId: 'pinnedTorch',
+            messageId: elsewhere ? 'pinnedElsewhere' : 'pinnedTorch',
             data: {
               name,
               version,
@@ -186,11 +195,13 @@ export default defineRule({
                   : `${name} ${version} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol").`,
               note: pin.note ?? '',
               source: cite(pin),
+              url: elsewhere?.url ?? '',
             },
             file,
             span: pkg.span,
             related,
             unverified: isUnverified(pin),
+            ...(elsewhere ? { severity: 'notice' as const } : {}),
           });
         } else if (name === 'flash-attn' && FLASH_ATTN_LABEL.test(wheelLabel(pkg) ?? '')) {
           const built = FLASH_ATTN_LABEL.exec(wheelLabel(pkg)!)![1]!;
