@@ -1122,7 +1122,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
         !pkg.url &&
         specifier &&
         !specifier.includes('+') &&
-        (invocation?.indexes.length ?? 0) === 0 &&
+        (invocation?.indexes ?? NO_INDEXES).every((index) => index.kind === 'index-url' && isPypiIndex(index.url)) &&
         !autoBackend(file, pkg, invocation)
       )
         (torchRanges ??= []).push({ file, pkg, specifier: specifier.replace(/\s+/g, '') });

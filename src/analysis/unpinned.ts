@@ -291,7 +291,9 @@ function pypiPicks(
   if (pkg.ecosystem !== 'pip' || !PICKS_TORCH.has(pkg.name) || pkg.exact || pkg.url || pkg.specifier.includes('+'))
     return undefined;
   const indexes = install?.indexes ?? [];
-  if (indexes.some((index) => index.kind === 'index-url' || index.kind === 'find-links')) return undefined;
+  // PyPI named as the index, or a mirror of it (`-i https://pypi.tuna.tsinghua.edu.cn/simple`), is PyPI.
+  if (indexes.some((index) => (index.kind === 'index-url' && !isPypiIndex(index.url)) || index.kind === 'find-links'))
+    return undefined;
   // uv's default strategy (first-index) takes a package from the first index that has it, its extra indexes before
   // the default one (docs.astral.sh/uv/concepts/indexes, "Searching across multiple indexes"): a PyTorch index
   // decides, whatever release PyPI has. (`--index-strategy unsafe-best-match` compares them as pip does.)
