@@ -127,9 +127,13 @@ export const WORKLOAD_KINDS: readonly WorkloadKind[] = [
  * The extended resources NVIDIA's device plugins give GPUs by, as a regular expression's source: `nvidia.com/gpu`, its
  * time-sliced or MPS-shared `nvidia.com/gpu.shared`, a MIG profile (`nvidia.com/mig-1g.10gb`), and `nvidia.com/pgpu`,
  * a whole GPU passed through to a Kata or confidential-containers VM by the GPU Operator's sandbox device plugin
- * (docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-kata.html).
+ * (docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-kata.html); and Volcano's NVIDIA GPU
+ * resources: `volcano.sh/vgpu-number` (volcano-vgpu-device-plugin, on NVIDIA GPUs: volcano-sh/volcano
+ * pkg/scheduler/plugins/vgpupredicates/vgpuutil/config.go, "virtual GPU card number"; docs/user-guide/
+ * how_to_use_volcano_vgpu.md), `volcano.sh/gpu-number` and `volcano.sh/gpu-memory` (its GPU-number and GPU-share
+ * plugins, docs/user-guide/how_to_use_gpu_number.md and how_to_use_gpu_sharing.md).
  */
-export const GPU_RESOURCE = String.raw`nvidia\.com\/(?:gpu(?:\.shared)?|pgpu|mig-[\w.-]+)`;
+export const GPU_RESOURCE = String.raw`(?:nvidia\.com\/(?:gpu(?:\.shared)?|pgpu|mig-[\w.-]+)|volcano\.sh\/(?:vgpu-number|gpu-number|gpu-memory))`;
 
 /**
  * GPUs asked for by a kind's own name for them, with no NVIDIA resource in the document: KubeAI's Model by a resource
