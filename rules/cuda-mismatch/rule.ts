@@ -164,6 +164,10 @@ export default defineRule({
         // Alternatives by marker (`torch==2.0.1 ; python_version < "3.9"` beside `torch==2.5.1 ; python_version >=
         // "3.9"`) are never installed together.
         if (!mayHoldTogether(claim.package?.markers, target.package?.markers)) return [];
+        // An index a pyproject routes to on some machines only (`marker = "platform_machine == 'aarch64'"` on its
+        // [tool.uv.sources] entry) is never installed from beside a pin of another machine (Kokoro-FastAPI).
+        if (!mayHoldTogether(claim.index?.machines, target.package?.markers)) return [];
+        if (!mayHoldTogether(claim.package?.markers, target.index?.machines)) return [];
         const relation = compareClaims(claim, target);
         // NVIDIA's component wheels of one major at different minors (levanter's lock: nvcc 12.9.86 beside cupti
         // 12.8.90, as jax-cuda12-plugin's independent floors resolve) are separate libraries, each loaded on its own;
