@@ -100,6 +100,12 @@ export interface ServingIndex {
    * Playground claims its model by name (`modelClaim.modelName`), cluster-wide, not by file.
    */
   readonly models?: readonly string[];
+  /**
+   * Kubeflow Trainer's TrainingRuntimes and ClusterTrainingRuntimes of the repository that a GPU TrainJob names
+   * (`runtimeRef.name`), by name: the files that define each, and whether its own containers ask for NVIDIA GPUs there
+   * (then they are judged in that file, the TrainJob's `resourcesPerNode` overriding only how many).
+   */
+  readonly trainingRuntimes?: Readonly<Record<string, readonly { readonly path: string; readonly gpu: boolean }[]>>;
 }
 
 /**
@@ -191,10 +197,20 @@ export function servingIndex(
   const asked: { path: string; runtime: string; label: string; placed: boolean }[] = [];
   const claims = new Set<string>();
   const models = new Set<string>();
+  const training = new Map<string, { path: string; gpu: boolean }[]>();
+  const trainJobsName = new Set<string>();
   for (const { path, text } of files) {
     const claiming = text.includes('ResourceClaim');
     const modelling = text.includes('OpenModel');
-    if (!text.includes('ServingRuntime') && !text.includes('InferenceService') && !claiming && !modelling) continue;
+    const trainingJobs = text.includes('TrainingRuntime') || text.includes('TrainJob');
+    if (
+      !text.includes('ServingRuntime') &&
+      !text.includes('InferenceService') &&
+      !claiming &&
+      !modelling &&
+      !trainingJobs
+    )
+      continue;
     const own = new Set<string>();
     const wanted: { runtime: string; label: string; placed: boolean }[] = [];
     for (const body of text.split(/^(?:---|\.\.\.)(?=[ \t\r\n]|$)/m)) {
@@ -202,6 +218,12 @@ export function servingIndex(
       const name = METADATA_NAME.exec(body)?.[1];
       if (claiming && name && GPU_CLAIM_KIND.test(body) && GPU_CLASS.test(body)) claims.add(name);
       if (modelling && name && kind === 'OpenModel' && gpuFlavors(body)) models.add(name);
+      if (trainingJobs && name && (kind === 'TrainingRuntime' || kind === 'ClusterTrainingRuntime'))
+        training.set(name, [...(training.get(name) ?? []), { path, gpu: asksForGpus(body) }]);
+      if (trainingJobs && kind === 'TrainJob' && asksForGpus(body)) {
+        const runtime = TRAINING_RUNTIME_NAME.exec(body)?.[2];
+        if (runtime) trainJobsName.add(runtime);
+      }
       if ((kind === 'ServingRuntime' || kind === 'ClusterServingRuntime') && name) {
         own.add(name);
         if (PLACED.test(body)) placedRuntimes.add(name);
@@ -221,12 +243,15 @@ export function servingIndex(
     named.add(runtime);
     if (!placed || !placedRuntimes.has(runtime)) (services[runtime] ??= []).push({ path, label });
   }
-  if (named.size === 0 && claims.size === 0 && models.size === 0) return undefined;
+  const trainingRuntimes = Object.fromEntries([...training].filter(([name]) => trainJobsName.has(name)));
+  const trains = Object.keys(trainingRuntimes).length > 0;
+  if (named.size === 0 && claims.size === 0 && models.size === 0 && !trains) return undefined;
   return {
     runtimes: Object.fromEntries([...runtimes].filter(([name]) => named.has(name))),
     services,
     ...(claims.size > 0 ? { claims: [...claims] } : {}),
     ...(models.size > 0 ? { models: [...models] } : {}),
+    ...(trains ? { trainingRuntimes } : {}),
   };
 }
 
@@ -336,17 +361,21 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
           false,
           true,
         );
-      } else
+      } else {
+        // A TrainJob whose runtime's GPU containers are judged in their file hides nothing where it places itself
+        // nowhere: a notice.
+        const trained = trainedByRuntime(body, options.serving);
         notChecked(
           sink,
           body,
           start,
           `it asks for NVIDIA GPUs, but ${whereTheImageIs(body, path, options.serving)}`,
           text,
-          true,
-          false,
+          !trained,
+          trained,
           runtimeElsewhere(body, path, options.serving).length > 0,
         );
+      }
     } else if (placeholders.length > 0)
       notChecked(
         sink,
@@ -397,6 +426,13 @@ function withoutDefinitions(text: string): string {
 // line (a mutated llmaz OpenModel hung the parser; the fuzz suite found it).
 const METADATA_NAME = /^metadata:[ \t]*\r?\n(?:[ \t][^\r\n]*\r?\n)*?[ \t]+name:[ \t]*["']?([\w.-]+)/m;
 const RUNTIME_NAME = /^[ \t]+runtime[ \t]*:[ \t]*["']?([\w.-]+)/m;
+
+/**
+ * A TrainJob's `runtimeRef.name` (trainer.kubeflow.org/v1alpha1: the TrainingRuntime or, by default, the
+ * ClusterTrainingRuntime whose template it runs), read from the text: the `name:` among the keys under `runtimeRef:`.
+ */
+const TRAINING_RUNTIME_NAME =
+  /^([ \t]*)runtimeRef[ \t]*:[ \t]*\r?\n(?:\1[ \t]+(?!name[ \t]*:)[\w.-]+[ \t]*:.*\r?\n)*\1[ \t]+name[ \t]*:[ \t]*["']?([\w.-]+)/m;
 
 const DEFINITION = /^kind[ \t]*:[ \t]*["']?CustomResourceDefinition["']?[ \t]*(?:#.*)?\r?$/m;
 
@@ -644,6 +680,17 @@ function runtimeElsewhere(body: string, path: string, index: ServingIndex | unde
   return runtime === undefined ? [] : (index?.runtimes[runtime] ?? []).filter((other) => other !== path);
 }
 
+/**
+ * A GPU TrainJob whose training runtime the repository defines with containers that ask for GPUs, themselves judged
+ * there, and that says nothing of where it runs (no nodeSelector or affinity in its podSpecOverrides): the runtime's
+ * pods run where the runtime says, and only how many GPUs each gets is not read.
+ */
+function trainedByRuntime(body: string, index: ServingIndex | undefined): boolean {
+  if (KIND_LINE.exec(body)?.[1] !== 'TrainJob' || PLACED.test(body)) return false;
+  const runtime = TRAINING_RUNTIME_NAME.exec(body)?.[2];
+  return runtime !== undefined && (index?.trainingRuntimes?.[runtime] ?? []).some((entry) => entry.gpu);
+}
+
 /** Why a GPU document's image is not in it, as its kind has it (kinds.ts). */
 function whereTheImageIs(body: string, path: string, index: ServingIndex | undefined): string {
   const kind = KIND_LINE.exec(body)?.[1];
@@ -660,8 +707,18 @@ function whereTheImageIs(body: string, path: string, index: ServingIndex | undef
     return "its image comes from the LLMInferenceServiceConfig presets it is merged with (`baseRefs`, or KServe's own), not from this document";
   if (kind === 'LLMInferenceServiceConfig')
     return 'it is a preset that KServe merges with others into an LLMInferenceService, and names no image itself, so what runs on them is only known from the merged service';
-  if (kind === 'TrainJob')
-    return 'its image is that of the training runtime it names (runtimeRef), not in this document';
+  if (kind === 'TrainJob') {
+    const runtime = TRAINING_RUNTIME_NAME.exec(body)?.[2];
+    const defined = runtime === undefined ? [] : (index?.trainingRuntimes?.[runtime] ?? []);
+    const where = [...new Set(defined.map((entry) => entry.path))]
+      .map((other) => (other === path ? 'this file' : other))
+      .join(', ');
+    if (defined.some((entry) => entry.gpu))
+      return `its image is that of the training runtime it names (runtimeRef: ${runtime}), which ${where} defines, with containers that ask for GPUs (checked there); its trainer's resourcesPerNode and podSpecOverrides, which decide how many GPUs and where, are not carried to the runtime`;
+    if (defined.length > 0)
+      return `its image is that of the training runtime it names (runtimeRef: ${runtime}), which ${where} defines, where no container asks for GPUs: which of them gets the trainer's resourcesPerNode is not read`;
+    return `its image is that of the training runtime it names (runtimeRef${runtime ? `: ${runtime}` : ''}), not in this document`;
+  }
   if (kind === 'Model' && /^apiVersion:[ \t]*kubeai\.org\//m.test(body))
     return "it names no `image:`, so its image is that of the engine it names (`engine:`) for its resource profile, set in KubeAI's own configuration (modelServers), not in this document";
   // KAITO's Workspace, InferenceSet, MultiRoleInference and RAGEngine run KAITO's images for the presets they name.
