@@ -12,6 +12,7 @@ import {
   firstIndexStrategy,
   imageShipsNoTorch,
   installerOf,
+  optionContexts,
   type Invocation,
   type Unit,
 } from '../../src/analysis/units.js';
@@ -542,12 +543,16 @@ function checkOtherLocalLabel(
  */
 function checkExplicit(file: ParsedFile, report: Reporter<MessageId>): void {
   const seen = new Set<number>();
+  // Under `index-strategy = "unsafe-best-match"` uv compares every index's versions, as pip does (docs.astral.sh/uv/
+  // reference/settings/#index-strategy): it takes no package from an index only because the index has it.
+  const bestMatch = file.kind === 'pyproject' ? optionContexts(file, 'unsafe-best-match') : undefined;
   for (const index of file.indexes) {
     if (
       !index.uvIndex ||
       index.uvIndex.explicit ||
       index.kind !== 'extra-index-url' ||
       !isPytorchIndex(index.url) ||
+      bestMatch?.has(index.context) ||
       seen.has(index.span.start)
     )
       continue;
