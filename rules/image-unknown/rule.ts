@@ -313,8 +313,13 @@ function whyUnknown(
       reason: `the knowledge snapshot of ${kb.retrieved} holds tag ${image.tag} of nvcr.io/${image.repository} without its CUDA (its source, ${row.source[0]}, does not state it), and its registry was not asked`,
       help: LOOKUP,
     };
+  // A base named by an ARG's default (`ARG BASE_IMAGE=non-existing`, runpod's templates, whose bake file gives the
+  // real ones) is the image of a build that passes no --build-arg: said so.
+  const byDefault = image.via
+    ? `; it is the default of ARG ${image.via.name}, which a build may replace (--build-arg ${image.via.name}=…, a bake file)`
+    : '';
   return {
-    reason: `the knowledge snapshot of ${kb.retrieved} has no row for ${image.tag ? `tag ${image.tag} of ` : ''}${image.registry ? `${image.registry}/` : ''}${image.repository}, and its registry was not asked`,
+    reason: `the knowledge snapshot of ${kb.retrieved} has no row for ${image.tag ? `tag ${image.tag} of ` : ''}${image.registry ? `${image.registry}/` : ''}${image.repository}, and its registry was not asked${byDefault}`,
     help: LOOKUP,
   };
 }

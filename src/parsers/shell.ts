@@ -790,6 +790,8 @@ function track(command: Command, where: Surroundings): number {
   paths.chain = undefined;
   if (BLOCK_OPEN.has(first)) {
     const loop = first === 'for' ? loopVariable(words, locals) : undefined;
+    // `while read line; do …`: the loop's variable is each line read.
+    if ((first === 'while' || first === 'until') && words[1]?.text === 'read') readVariables(words.slice(1), locals);
     const chained = first === 'if' && (after === '&&' || after === '||');
     const condition = first === 'if' ? conditionOf(words.slice(1), where, chained) : undefined;
     paths.opened(first, condition, loop);
@@ -819,6 +821,7 @@ function track(command: Command, where: Surroundings): number {
   if (words.length === 0) return depth;
   if (DECLARE.has(words[0]!.text)) words = words.slice(1).filter((word) => !word.text.startsWith('-'));
   else if (!words.every((word) => ASSIGNMENT.test(word.text))) {
+    if (words[0]!.text === 'read') readVariables(words, locals);
     paths.pendingOr = undefined;
     if (depth === 0 && after === '&&' && before !== '&&' && before !== '||' && before !== '|')
       paths.pendingTest = conditionOf(words, where, true);
@@ -889,6 +892,32 @@ function track(command: Command, where: Surroundings): number {
     else locals.set(name, value!);
   }
   return depth;
+}
+
+/** `read` options whose value is the next word (bash's `read [-ers] [-a aname] [-d delim] [-i text] [-n nchars] …`). */
+const READ_VALUES = /^-[a-zA-Z]*[adinNptu]$/;
+
+/**
+ * `read [options] NAME…` (and `read -a NAME`): the variables it sets from its input (`<<< "$TORCH"`, a pipe, a file),
+ * which is read when the build runs: said so where a command reads them, rather than that nothing defines them.
+ */
+function readVariables(words: Command, locals: Map<string, Local>): void {
+  const names: string[] = [];
+  for (let at = 1; at < words.length; at++) {
+    const text = words[at]!.text;
+    if (text.startsWith('-')) {
+      const option = READ_VALUES.exec(text);
+      if (option && text.endsWith('a')) names.push(words[at + 1]?.text ?? '');
+      if (option) at++;
+      continue;
+    }
+    names.push(text);
+  }
+  for (const name of names)
+    if (/^[A-Za-z_]\w*$/.test(name))
+      locals.set(name, {
+        unresolved: `$${name} is set by read in this RUN, from input only known when the build runs`,
+      });
 }
 
 /**

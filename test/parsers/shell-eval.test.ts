@@ -251,6 +251,19 @@ describe('variables a RUN script sets on every path (issue 50, item 6)', () => {
       );
   });
 
+  it('a variable `read` sets is said to come from its input, not to be undefined', () => {
+    for (const [script, name] of [
+      ['read -ra PKGS <<< "$V" && pip install $PKGS', 'PKGS'],
+      ['read -r -p "name? " PKG && pip install $PKG', 'PKG'],
+      ['cat pkgs.txt | while read pkg; do pip install $pkg; done', 'pkg'],
+    ] as const)
+      expect(
+        read(script)
+          .find((command) => command.words.includes('install'))!
+          .words.at(-1),
+      ).toBe(`$${name} is set by read in this RUN, from input only known when the build runs`);
+  });
+
   it('elif branches count when an else closes them; equal values are read once', () => {
     const commands = read('if a; then X=1\nelif b; then X=2\nelse X=1\nfi\necho $X');
     expect(commands.filter((command) => command.words[0] === 'echo')).toEqual([
