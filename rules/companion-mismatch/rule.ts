@@ -191,7 +191,7 @@ export default defineRule({
               why: pin.requires
                 ? `${name} ${version} is built against torch ${pin.torch}, and its wheel requires torch${pin.requires} (Requires-Dist); pip would refuse torch ${torchVersion} or replace it.`
                 : pin.abi === 'minor'
-                  ? `${name} ${version} is compiled against torch ${expected}: its wheel accepts torch ${torchVersion} (it requires torch>=${pin.torch}), but the import fails ("undefined symbol").`
+                  ? `${name} ${version} is compiled against torch ${expected}: pip installs it beside torch ${torchVersion} (its wheel does not require that torch minor), but the import fails ("undefined symbol").`
                   : `${name} ${version} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol").`,
               note: pin.note ?? '',
               source: cite(pin),
@@ -360,6 +360,7 @@ const SOURCE_BUILD_LABEL = /^g?[0-9a-f]{7,40}(?:\.d\d{8})?$/i;
 /** Packages whose release wheels require one exact torch (companions.json). */
 const EXACT_PINS: ReadonlySet<string> = new Set([
   'xformers',
+  'torchcodec',
   'sglang',
   'torchtext',
   'torchdata',

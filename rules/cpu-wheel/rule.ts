@@ -127,8 +127,8 @@ export default defineRule({
         const family = invocation.members.flatMap((member) => familyOf.get(member.context) ?? []);
         if (family.length > 0 && family.every((pkg) => pkg.url || (pkg.localLabel && pkg.localLabel !== 'cpu')))
           continue;
-        // Nor to a run of packages that bring no torch and whose CPU build is their default (TORCH_FREE).
-        if (family.length === 0 && installsOnly(unit, invocation, TORCH_FREE)) continue;
+        // A run of packages that bring no torch (TORCH_FREE): their CPU build leaves torch's alone, a notice.
+        const torchFree = family.length === 0 && installsOnly(unit, invocation, TORCH_FREE);
         for (const index of invocation.indexes) {
           if (seenIndexes.has(index) || index.kind === 'conda-channel' || !isCpuUrl(index.url)) continue;
           // A CPU page of PyG's (mmcv's, detectron2's) wheels serves only its own packages: none installed, none taken.
@@ -150,14 +150,19 @@ export default defineRule({
             const edit = replaceWithin(claimFile, { span: index.urlSpan, value: index.url }, [at, at + 3], tag);
             if (edit) fix = { title: `Use the ${tag} index`, safety: 'safe', edits: [edit] };
           }
+          const softened = torchFree ? ('notice' as const) : severity;
           report({
             messageId: 'cpuIndex',
-            data: { subject: indexSubject(claimFile, index), ...why },
+            data: {
+              subject: indexSubject(claimFile, index),
+              ...why,
+              ...(torchFree ? { deliberate: TORCH_FREE_NOTE } : {}),
+            },
             file: claimFile,
             span: index.span,
             related,
-            ...(severity ? { severity } : {}),
-            ...(fix && !severity ? { fix } : {}),
+            ...(softened ? { severity: softened } : {}),
+            ...(fix && !softened ? { fix } : {}),
           });
         }
       }
@@ -199,13 +204,15 @@ function servesFamily(kb: KnowledgeBase, family: readonly PackageFact[], tag: st
 }
 
 /**
- * Packages of PyTorch's indexes that require no torch and whose CPU build is the one PyPI has: a CPU index that serves
- * only them makes no GPU job fall back to the CPU. torchcodec declares no dependencies (pytorch/torchcodec
- * pyproject.toml), and its README documents the CPU build as the default install, the CUDA build only adding NVDEC
- * video decoding ("Installing CUDA-enabled TorchCodec"; huggingface/transformers' GPU image takes the CPU one on
- * purpose).
+ * Packages of PyTorch's indexes that require no torch: a CPU index that serves only them leaves torch's build alone.
+ * torchcodec declares no dependencies (pytorch/torchcodec pyproject.toml); its CPU build decodes on the CPU, its CUDA
+ * build adds NVDEC decoding (its README, "Installing CPU-only TorchCodec" with the CPU index, and "Installing
+ * CUDA-enabled TorchCodec"); huggingface/transformers' GPU image takes the CPU one on purpose.
  */
 const TORCH_FREE: ReadonlySet<string> = new Set(['torchcodec']);
+
+const TORCH_FREE_NOTE =
+  " Here it serves only torchcodec, which requires no torch: its CPU build decodes video on the CPU (the CUDA build adds NVDEC decoding), and torch's own build is not affected, so this may be deliberate. Source: https://github.com/meta-pytorch/torchcodec/blob/07bc410551c01df490a982c74b3e92bf1186f3d4/README.md";
 
 /** Whether every package an invocation of the unit installs is one of `names` (and it installs one). */
 function installsOnly(unit: Unit, invocation: Invocation, names: ReadonlySet<string>): boolean {
