@@ -9,7 +9,7 @@ import {
 import { readsUnread, type Unit } from '../../src/analysis/units.js';
 import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nearest.js';
 import { releaseFor } from '../../src/analysis/torch-build.js';
-import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
+import { BUILT_AGAINST_CUDA, TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
 import type { IndexFact, PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import { cudaFromPythonName, cudaFromUrl, isPypiIndex, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
 import { mayHoldTogether } from '../../src/parsers/markers.js';
@@ -512,7 +512,16 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
         : 'from its index'
     : '';
   const majors = { foundMajor: found.split('.')[0]!, expectedMajor: expected.split('.')[0]! };
-  const evidence = claim.record ? ` Fact: ${cite(claim.record)}.` : '';
+  // A wheel by address of a package not known to load its CUDA into the process with torch's (llama_cpp_binaries
+  // runs its llama-server as a process of its own, with the CUDA runtime its wheel carries): whether its CUDA meets the
+  // image's is not known, so another major is no certain failure.
+  const unknownWheel =
+    claim.kind === 'wheel-url' && relation === 'major' && !BUILT_AGAINST_CUDA.has(claim.package?.name ?? '');
+  const evidence =
+    (claim.record ? ` Fact: ${cite(claim.record)}.` : '') +
+    (unknownWheel
+      ? ` Whether this package's wheel carries its CUDA ${majors.foundMajor} runtime, or runs its CUDA code in a process of its own, is not known here; where it does, a driver for CUDA ${expected} runs it.`
+      : '');
   /** A mismatch that is no certain failure: a warning at the claim, the target's line related. */
   const warn = (messageId: 'otherBuild' | 'bundledRuntime', data: Record<string, string>) =>
     report({
@@ -559,7 +568,7 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
     },
     file: claim.file,
     span: claim.span,
-    severity: (relation === 'major' || unsolvable) && !unusedIndex(unit, claim) ? 'error' : 'warning',
+    severity: (relation === 'major' || unsolvable) && !unusedIndex(unit, claim) && !unknownWheel ? 'error' : 'warning',
     // Majors that differ rest only on the two majors: an unverified row whose major is certain does not soften it.
     unverified:
       relation === 'major' && !unsolvable
