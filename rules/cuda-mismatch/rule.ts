@@ -195,8 +195,9 @@ export default defineRule({
       const dependencies = torchDependencies(
         own.filter(({ claim }) => !otherSource(unit, claim) && !bundlesRuntime(unit, claim, target)),
       );
-      // The wheels that carry their own runtime beside a conda cudatoolkit are each the same warning, with no fix: those
-      // torch loads are said at torch's, in any file (a `conda env export` lists torch's dependencies as a lock does).
+      // The wheels that carry their own runtime beside a conda cudatoolkit are each the same warning, with no fix:
+      // those torch loads are said at torch's, in any file (a `conda env export` lists torch's dependencies as a lock
+      // does).
       const bundled = torchDependencies(
         own.filter(({ claim }) => bundlesRuntime(unit, claim, target)),
         true,

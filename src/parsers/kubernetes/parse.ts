@@ -1120,8 +1120,8 @@ class Reader {
    * The values an Argo Workflow (WorkflowTemplate, ClusterWorkflowTemplate, CronWorkflow) gives its parameters
    * (`spec.arguments.parameters[].value`; a CronWorkflow's in `spec.workflowSpec`): what `{{workflow.parameters.NAME}}`
    * reads unless `argo submit -p NAME=…` gives another (argo-workflows docs, walk-through/parameters.md), as a
-   * Dockerfile's ARG default is read unless `--build-arg` gives another. A parameter with no literal value (`valueFrom`,
-   * an enum only) is not known.
+   * Dockerfile's ARG default is read unless `--build-arg` gives another. A parameter with no literal value
+   * (`valueFrom`, an enum only) is not known.
    */
   private argoParameters(root: YAMLMap, kind: string): ReadonlyMap<string, string> | undefined {
     let spec = this.map(root, 'spec');
