@@ -943,6 +943,9 @@ const MIM_HELP =
  */
 export function unreadInstall(command: Command, runBy = 'the RUN'): UnresolvedFact | undefined {
   const script = shellRun(command)?.script;
+  // autotools' `./autogen.sh` generates a configure script (autoreconf) for a C or C++ build: it installs no Python or
+  // CUDA package (prime-rl's and OLMo's images build a library so).
+  if (script && /(?:^|\/)autogen\.sh$/.test(script.text)) return undefined;
   if (script)
     return {
       span: script.span,
