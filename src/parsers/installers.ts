@@ -1162,6 +1162,17 @@ function recordPipRequirement(
   editable = false,
 ): void {
   if (isLocalProject(word.text) || (editable && !word.unresolved && !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(word.text))) {
+    // `pip install /workspace/wheels/*`: the files a pattern names (wheels an earlier stage built with `pip wheel`,
+    // kubernetes-engine-samples' mix-train-and-inference image) are only known when the build runs.
+    if (!word.unresolved && /[*?]/.test(word.text) && context.stage !== undefined) {
+      sink.unresolved.push({
+        span: word.span,
+        text: word.text,
+        reason:
+          'the files this pattern names (wheels or projects the build makes) are only known when the build runs, so what they install is not checked',
+      });
+      return;
+    }
     // With `--no-deps` pip installs the project alone: what its metadata requires is not installed.
     if (noDeps) return;
     // A local project: its metadata says what it installs. A Dockerfile's `pip install .[cu124]` installs the
