@@ -1133,7 +1133,8 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       // With --no-deps it brings no torch: its own build, to the major its torch's wheel has (none for a pure-Python
       // wheel, whose CUDA is only the torch it requires: that torch's, which pip puts in place of another).
       const pure = carried && PURE_PYTHON_CARRIERS.has(pkg.name);
-      if (carried && pure && !alone && torchOf() !== 'decided') {
+      // A torch pin of the same or a later command decides torch: the pure-Python wheel then says nothing.
+      if (carried && pure && !alone && torchOf() !== 'decided' && (torchOf() !== 'pinned' || pinnedBefore(file, pkg))) {
         const its = withItsTorch(carried, kb);
         if (its) implied.push(its);
       } else if (carried && !pure)
