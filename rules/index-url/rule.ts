@@ -24,7 +24,7 @@ import { PYG_DOCS, torchPage } from '../../src/analysis/torch-pages.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
 import { defineRule, type Reporter } from '../../src/rule.js';
-import { cudaMajor, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
+import { cudaFromTag, cudaMajor, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
 import { groupBy } from '../../src/util/collections.js';
 
@@ -571,9 +571,9 @@ function checkExplicit(file: ParsedFile, report: Reporter<MessageId>): void {
  * A PyTorch index named for a CUDA build no torch release has (`--index-url https://download.pytorch.org/whl/cu131`:
  * PyTorch went from cu130 to cu132): the folder does not exist, so an install that reads only it finds nothing (an
  * error; one that reads it beside PyPI takes PyPI's builds, which checkExtraIndexes says). Judged for the CUDA
- * versions from the oldest the knowledge base's releases were built for to the newest: an index for an older CUDA
- * (cu100) may be of a release before them, and one for a newer CUDA of a release after its snapshot. Stable indexes
- * only: nightly and test builds come and go.
+ * versions from the oldest of the first release whose builds the knowledge base lists completely to the newest: an
+ * index for an older CUDA (cu100) may be of a release before them, and one for a newer CUDA of a release after its
+ * snapshot. Stable indexes only: nightly and test builds come and go.
  */
 function checkUnpublished(file: ParsedFile, kb: KnowledgeBase, report: Reporter<MessageId>): void {
   for (const index of file.indexes) {
@@ -585,7 +585,7 @@ function checkUnpublished(file: ParsedFile, kb: KnowledgeBase, report: Reporter<
     if (kb.publishesTorchBuild(served.tag)) continue;
     const published = kb.publishedCudaBuilds();
     const cuda = served.cuda;
-    if (compareDotted(cuda, published[0]!.cuda) < 0 || compareDotted(cuda, published.at(-1)!.cuda) > 0) continue;
+    if (compareDotted(cuda, completeFrom(kb)) < 0 || compareDotted(cuda, published.at(-1)!.cuda) > 0) continue;
     const major = cudaMajor(cuda);
     const sameMajor = published.filter((entry) => cudaMajor(entry.cuda) === major);
     const below = published.filter((entry) => compareDotted(entry.cuda, cuda) < 0).at(-1);
@@ -609,6 +609,21 @@ function checkUnpublished(file: ParsedFile, kb: KnowledgeBase, report: Reporter<
       span: index.urlSpan,
     });
   }
+}
+
+/**
+ * The oldest CUDA of the first torch release whose builds the knowledge base lists completely (1.13: cu116): before it,
+ * PyTorch's indexes served builds of releases the knowledge base does not list (`/whl/cu100` of torch 1.0–1.4).
+ */
+function completeFrom(kb: KnowledgeBase): string {
+  const first = kb.torchReleases().find((release) => release.variantsComplete !== false && !isUnverified(release));
+  const tags = first ? [...kb.torchBuilds(first)].flatMap((tag) => cudaOfTag(tag) ?? []) : [];
+  return tags.sort(compareDotted)[0] ?? '99';
+}
+
+function cudaOfTag(tag: string): string[] | undefined {
+  const cuda = /^cu\d+$/.test(tag) ? cudaFromTag(tag) : undefined;
+  return cuda ? [cuda] : undefined;
 }
 
 function checkIgnoredOptions(file: ParsedFile, report: Reporter<MessageId>): void {
