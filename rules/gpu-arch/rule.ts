@@ -496,8 +496,13 @@ function checkContainer(
       : selection.narrowed
         ? ` The workload is scheduled only there (${selection.by.join(', ')}).`
         : '';
+    // Every pool's GPU named in the headline where they miss alike (the help says which pool has which): one GPU
+    // named there would read as if the others ran it.
+    const alike = hits.filter((hit) => hit.miss === miss);
+    const named = [...new Map(alike.map((hit) => [hit.gpu.name, hit.gpu] as const)).values()];
+    const many = named.length > 1 && alike.length === hits.length;
     report({
-      messageId: miss,
+      messageId: many ? MERGED[miss]! : miss,
       data: {
         subject: claim.subject,
         cuda: claimCuda(claim),
@@ -506,6 +511,17 @@ function checkContainer(
         minCuda: gpu.runsFrom,
         last: gpu.lastCudaMajor ?? '',
         fromPtx: miss === 'tooOld' ? fromPtx(claim) : '',
+        ...(many
+          ? {
+              gpus: named
+                .map((each) =>
+                  miss === 'tooOld'
+                    ? `${each.name} (compute capability ${each.cc}, needs CUDA >= ${each.runsFrom})`
+                    : `${each.name} (compute capability ${each.cc}, last CUDA ${each.lastCudaMajor}.x)`,
+                )
+                .join(', '),
+            }
+          : {}),
       },
       file: claim.file,
       span: claim.span,
