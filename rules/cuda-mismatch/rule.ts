@@ -190,21 +190,16 @@ export default defineRule({
         target,
         kb,
       );
-      // Only beside a torch whose own finding is the plain mismatch: one softened to a warning (another index may serve
-      // another build, a pip wheel beside conda's cudatoolkit) must not take the wheels' errors with it.
-      const dependencies = torchDependencies(
-        own.filter(({ claim }) => !otherSource(unit, claim) && !bundlesRuntime(unit, claim, target)),
-      );
-      // The wheels that carry their own runtime beside a conda cudatoolkit are each the same warning, with no fix:
-      // those torch loads are said at torch's, in any file (a `conda env export` lists torch's dependencies as a lock
-      // does).
-      const bundled = torchDependencies(
-        own.filter(({ claim }) => bundlesRuntime(unit, claim, target)),
-        true,
-      );
-      for (const [torch, wheels] of bundled.of) dependencies.of.set(torch, wheels);
+      // Only beside a torch whose own finding is of the same kind: one softened to a warning (another index may serve
+      // another build, a pip wheel beside conda's cudatoolkit) must not take the wheels' errors with it. Beside a conda
+      // cudatoolkit every pip wheel is the same warning, with no fix: those torch loads are said at torch's, in any
+      // file (a `conda env export` lists torch's dependencies as a lock does).
+      const dependencies = torchDependencies([
+        ...own.filter(({ claim }) => !otherSource(unit, claim) && !bundlesRuntime(unit, claim, target)),
+        ...own.filter(({ claim }) => bundlesRuntime(unit, claim, target)).map((entry) => ({ ...entry, bundled: true })),
+      ]);
       for (const { claim, relation } of own)
-        if (!dependencies.folded.has(claim) && !bundled.folded.has(claim))
+        if (!dependencies.folded.has(claim))
           reportMismatch(
             { unit, claim, target, relation, unitFix: edits, dependencies: dependencies.of.get(claim) },
             kb,
@@ -424,22 +419,26 @@ const PIP_LOCKS: ReadonlySet<string> = new Set(['uv-lock', 'poetry-lock', 'pdm-l
  * project's dependencies) keeps its own finding.
  */
 function torchDependencies(
-  mismatches: readonly { claim: CudaClaim; relation: 'minor' | 'major' }[],
-  /** Whatever file names them (the bundled-runtime warnings), not only a lock's. */
-  anyFile = false,
+  mismatches: readonly {
+    claim: CudaClaim;
+    relation: 'minor' | 'major';
+    /** A bundled-runtime warning (bundlesRuntime): folded whatever file names it, into torch's of the same kind. */
+    bundled?: boolean;
+  }[],
 ): {
   readonly folded: ReadonlySet<CudaClaim>;
-  readonly of: Map<CudaClaim, CudaClaim[]>;
+  readonly of: ReadonlyMap<CudaClaim, CudaClaim[]>;
 } {
   const folded = new Set<CudaClaim>();
   const of = new Map<CudaClaim, CudaClaim[]>();
-  for (const { claim, relation } of mismatches) {
+  for (const { claim, relation, bundled } of mismatches) {
     const name = claim.package?.name;
     if (claim.kind !== 'nvidia-wheel' || !name || !PIP_RUNTIME.test(name)) continue;
-    if (!anyFile && !PIP_LOCKS.has(claim.file.kind)) continue;
+    if (!bundled && !PIP_LOCKS.has(claim.file.kind)) continue;
     const torch = mismatches.find(
       (other) =>
         other.relation === relation &&
+        other.bundled === bundled &&
         other.claim.file === claim.file &&
         other.claim.package?.name === 'torch' &&
         // `nvidia-cublas-cu12==12.1.3.1` says only its major: torch 2.1.2+cu121 requires it.

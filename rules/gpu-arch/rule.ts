@@ -375,9 +375,12 @@ function mergeDrafts(drafts: readonly Draft<MessageId>[]): Draft<MessageId> {
   const each = (draft: Draft<MessageId>): string => {
     const data = draft.data ?? {};
     if (first.messageId === 'noKernels') return `${String(data.gpu)} (sm_${String(data.sm)})`;
-    if (first.messageId === 'dropped')
-      return `${String(data.gpu)} (compute capability ${String(data.cc)}, last CUDA ${String(data.last)}.x)`;
-    return `${String(data.gpu)} (compute capability ${String(data.cc)}, needs CUDA >= ${String(data.minCuda)})`;
+    return listedGpu(first.messageId, {
+      name: String(data.gpu),
+      cc: String(data.cc),
+      runsFrom: String(data.minCuda),
+      last: String(data.last),
+    });
   };
   const helps = [...new Set(drafts.map((draft) => helpText(HELPS, draft) ?? ''))].filter(Boolean);
   return {
@@ -387,6 +390,16 @@ function mergeDrafts(drafts: readonly Draft<MessageId>[]): Draft<MessageId> {
     help: helps.join(' '),
     unverified: drafts.some((draft) => draft.unverified === true),
   };
+}
+
+/** A GPU as a merged finding lists it: what it needs of a CUDA too old for it, or the last CUDA for it. */
+function listedGpu(
+  miss: MessageId,
+  gpu: { readonly name: string; readonly cc: string; readonly runsFrom: string; readonly last: string },
+): string {
+  return miss === 'dropped'
+    ? `${gpu.name} (compute capability ${gpu.cc}, last CUDA ${gpu.last}.x)`
+    : `${gpu.name} (compute capability ${gpu.cc}, needs CUDA >= ${gpu.runsFrom})`;
 }
 
 /** Drafts held until the check is done, then one finding per place and message (mergeDrafts). */
@@ -514,11 +527,7 @@ function checkContainer(
         ...(many
           ? {
               gpus: named
-                .map((each) =>
-                  miss === 'tooOld'
-                    ? `${each.name} (compute capability ${each.cc}, needs CUDA >= ${each.runsFrom})`
-                    : `${each.name} (compute capability ${each.cc}, last CUDA ${each.lastCudaMajor}.x)`,
-                )
+                .map((each) => listedGpu(miss, { ...each, last: String(each.lastCudaMajor ?? '') }))
                 .join(', '),
             }
           : {}),

@@ -319,7 +319,7 @@ function whyUnknown(
     ? `; it is the default of ARG ${image.via.name}, which a build may replace (--build-arg ${image.via.name}=…, a bake file)`
     : '';
   return {
-    reason: `the knowledge snapshot of ${kb.retrieved} has no row for ${image.tag ? `tag ${image.tag} of ` : ''}${image.registry ? `${image.registry}/` : ''}${image.repository}, and its registry was not asked${byDefault}`,
+    reason: `the knowledge snapshot of ${kb.retrieved} has no row for ${image.tag ? `tag ${image.tag} of ` : ''}${imageFullName(image)}, and its registry was not asked${byDefault}`,
     help: LOOKUP,
   };
 }

@@ -1,11 +1,5 @@
-import {
-  cudaFromLabel,
-  cudaFromUrl,
-  isPypiIndex,
-  isPytorchIndex,
-  pytorchIndexChannel,
-} from '../../src/analysis/cuda-labels.js';
-import { newestOnPypi, pypiWins, releaseFor, servedVariant } from '../../src/analysis/torch-build.js';
+import { cudaFromLabel, cudaFromUrl, isPypiIndex, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
+import { newestOnPypi, pypiWins, releaseFor, servedVariant, stableCudaIndex } from '../../src/analysis/torch-build.js';
 import { unknownCudaIndex } from '../../src/analysis/unpinned.js';
 import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
 import {
@@ -24,7 +18,7 @@ import { PYG_DOCS, torchPage } from '../../src/analysis/torch-pages.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
 import { defineRule, type Reporter } from '../../src/rule.js';
-import { cudaFromTag, cudaMajor, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
+import { cudaMajor, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
 import { groupBy } from '../../src/util/collections.js';
 
@@ -579,13 +573,12 @@ function checkUnpublished(file: ParsedFile, kb: KnowledgeBase, report: Reporter<
   for (const index of file.indexes) {
     // Beside PyPI it installs PyPI's builds, which checkExtraIndexes says of each requirement it serves.
     if (index.kind !== 'index-url' || index.ignoredReason || index.addedBy) continue;
-    if (!isPytorchIndex(index.url) || pytorchIndexChannel(index.url) !== 'stable') continue;
-    const served = servedVariant(index.url);
-    if (served === undefined || served === 'all' || served.cuda === undefined) continue;
-    if (kb.publishesTorchBuild(served.tag)) continue;
+    const served = stableCudaIndex(index.url);
+    if (!served || kb.publishesTorchBuild(served.tag)) continue;
     const published = kb.publishedCudaBuilds();
-    const cuda = served.cuda;
-    if (compareDotted(cuda, completeFrom(kb)) < 0 || compareDotted(cuda, published.at(-1)!.cuda) > 0) continue;
+    const { cuda } = served;
+    const from = kb.completeBuildsFrom();
+    if (!from || compareDotted(cuda, from) < 0 || compareDotted(cuda, published.at(-1)!.cuda) > 0) continue;
     const major = cudaMajor(cuda);
     const sameMajor = published.filter((entry) => cudaMajor(entry.cuda) === major);
     const below = published.filter((entry) => compareDotted(entry.cuda, cuda) < 0).at(-1);
@@ -609,21 +602,6 @@ function checkUnpublished(file: ParsedFile, kb: KnowledgeBase, report: Reporter<
       span: index.urlSpan,
     });
   }
-}
-
-/**
- * The oldest CUDA of the first torch release whose builds the knowledge base lists completely (1.13: cu116): before it,
- * PyTorch's indexes served builds of releases the knowledge base does not list (`/whl/cu100` of torch 1.0–1.4).
- */
-function completeFrom(kb: KnowledgeBase): string {
-  const first = kb.torchReleases().find((release) => release.variantsComplete !== false && !isUnverified(release));
-  const tags = first ? [...kb.torchBuilds(first)].flatMap((tag) => cudaOfTag(tag) ?? []) : [];
-  return tags.sort(compareDotted)[0] ?? '99';
-}
-
-function cudaOfTag(tag: string): string[] | undefined {
-  const cuda = /^cu\d+$/.test(tag) ? cudaFromTag(tag) : undefined;
-  return cuda ? [cuda] : undefined;
 }
 
 function checkIgnoredOptions(file: ParsedFile, report: Reporter<MessageId>): void {

@@ -1,6 +1,6 @@
 import { CUDA_SELECTOR, describePackage } from '../../src/analysis/claims.js';
 import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nearest.js';
-import { servedVariant, type TorchBuild } from '../../src/analysis/torch-build.js';
+import { stableCudaIndex, type TorchBuild } from '../../src/analysis/torch-build.js';
 import type { Unit, UnitPackage } from '../../src/analysis/units.js';
 import type { PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix, TextEdit } from '../../src/finding.js';
@@ -16,7 +16,7 @@ import {
   tagFromCuda,
 } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
-import { cudaFromLabel, isPytorchIndex, pytorchIndexChannel } from '../../src/analysis/cuda-labels.js';
+import { cudaFromLabel } from '../../src/analysis/cuda-labels.js';
 import { satisfiesPep440 } from '../../src/util/pep440.js';
 import { condaAdmits, parseCondaVersionSpec } from '../../src/analysis/conda-versions.js';
 
@@ -131,11 +131,9 @@ function checkRangeOnIndex(
   const indexes = invocation.indexes.filter((index) => index.kind !== 'conda-channel');
   const primary = [...indexes].reverse().find((index) => index.kind === 'index-url');
   if (!primary || primary.addedBy || indexes.some((index) => index.kind !== 'index-url')) return;
-  if (!isPytorchIndex(primary.url) || pytorchIndexChannel(primary.url) !== 'stable') return;
-  const served = servedVariant(primary.url);
-  if (served === undefined || served === 'all' || served.cuda === undefined) return;
+  const served = stableCudaIndex(primary.url);
   // An index no release was built for is said at the index (index-url).
-  if (!kb.publishesTorchBuild(served.tag)) return;
+  if (!served || !kb.publishesTorchBuild(served.tag)) return;
   const releases = kb.torchReleases().filter((release) => satisfiesPep440(release.version, pkg.specifier!) === true);
   if (releases.length === 0 || releases.some((release) => kb.torchBuilds(release).has(served.tag))) return;
   if (releases.some((release) => isUnverified(release) || release.variantsComplete === false)) return;

@@ -3,7 +3,14 @@ import type { KnowledgeBase, TorchRelease } from '../knowledge/index.js';
 import { satisfiesPep440 } from '../util/pep440.js';
 import { cudaFromTag, publicVersion, tagFromCuda } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
-import { cudaFromLabel, cudaFromUrl, isCpuUrl, isPypiIndex, isPytorchIndex } from './cuda-labels.js';
+import {
+  cudaFromLabel,
+  cudaFromUrl,
+  isCpuUrl,
+  isPypiIndex,
+  isPytorchIndex,
+  pytorchIndexChannel,
+} from './cuda-labels.js';
 import type { Machine } from '../parsers/markers.js';
 import { TORCH_FAMILY } from '../parsers/python-requirement.js';
 
@@ -200,6 +207,18 @@ export function servedVariant(url: string): { readonly tag: string; readonly cud
   const found = cudaFromUrl(url);
   if (!found || found.precision !== 'minor') return undefined;
   return { tag: tagFromCuda(found.cuda), cuda: found.cuda };
+}
+
+/**
+ * A stable PyTorch index of one CUDA build (`https://download.pytorch.org/whl/cu124`, a mirror's folder of it): its
+ * tag and CUDA. Undefined for another index, the nightly and test channels, the CPU index and pages of every build.
+ */
+export function stableCudaIndex(url: string): { readonly tag: string; readonly cuda: string } | undefined {
+  if (!isPytorchIndex(url) || pytorchIndexChannel(url) !== 'stable') return undefined;
+  const served = servedVariant(url);
+  return served === undefined || served === 'all' || served.cuda === undefined
+    ? undefined
+    : { tag: served.tag, cuda: served.cuda };
 }
 
 /**

@@ -442,6 +442,18 @@ export class KnowledgeBase {
     );
   }
 
+  /**
+   * The oldest CUDA of the first torch release whose builds the knowledge base lists completely (1.13: 11.6): before
+   * it, PyTorch's indexes served builds of releases it does not list (`/whl/cu100` of torch 1.0–1.4).
+   */
+  completeBuildsFrom(): string | undefined {
+    return this.cached('completeBuildsFrom', '', () => {
+      const first = this.torchReleases().find((row) => row.variantsComplete !== false && !isUnverified(row));
+      const cudas = first ? [...this.torchBuilds(first)].flatMap((tag) => cudaFromTag(tag) ?? []) : [];
+      return cudas.sort(compareDotted)[0];
+    });
+  }
+
   /** The CUDA version plain `pip install torch==X` gives on Linux x86_64 (e.g. 2.1.0 → 12.1). */
   pypiDefaultCuda(version: string): string | undefined {
     const tag = this.torchRelease(version)?.pypiDefault;

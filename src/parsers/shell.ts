@@ -946,8 +946,12 @@ function loopVariable(words: Command, locals: Map<string, Local>): string | unde
   }
   const over = list ? list.map((word) => word.text).join(' ') : '"$@"';
   const shown = over.length > 60 ? `${over.slice(0, 57)}...` : over;
+  // Known words past the budget of alternatives are known, but not read each: said so, not called unknown.
+  const many = values !== undefined && values.length > MAX_ALTERNATIVES && values.every((word) => !word.unresolved);
   locals.set(name, {
-    unresolved: `$${name} is the variable of a for loop of this RUN over ${shown}, whose values are only known when the build runs`,
+    unresolved: many
+      ? `$${name} is the variable of a for loop of this RUN over ${values.length} values, more than the ${MAX_ALTERNATIVES} a command is read with`
+      : `$${name} is the variable of a for loop of this RUN over ${shown}, whose values are only known when the build runs`,
   });
   return undefined;
 }

@@ -237,6 +237,11 @@ describe('variables a RUN script sets on every path (issue 50, item 6)', () => {
       { words: ['do', 'pip', 'install', '-r', 'a.txt'], when: "when $f is 'a.txt'" },
       { words: ['do', 'pip', 'install', '-r', 'b.txt'], when: "when $f is 'b.txt'" },
     ]);
+    expect(
+      read('for f in 1 2 3 4 5 6 7 8 9; do pip install -r $f; done')
+        .find((command) => command.words.includes('pip'))!
+        .words.at(-1),
+    ).toBe('$f is the variable of a for loop of this RUN over 9 values, more than the 8 a command is read with');
     for (const script of [
       'for f in $(ls requirements*.txt); do pip install -r $f; done',
       'for f in requirements/*.txt; do pip install -r $f; done',
