@@ -3,7 +3,7 @@ import { isCpuUrl } from '../../src/analysis/cuda-labels.js';
 import { replaceWithin } from '../../src/analysis/edits.js';
 import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
 import { torchPage } from '../../src/analysis/torch-pages.js';
-import type { Invocation, Unit } from '../../src/analysis/units.js';
+import { claimContext, neverInOneBuild, type Invocation, type Unit } from '../../src/analysis/units.js';
 import type { Fix } from '../../src/finding.js';
 import type { IndexFact, InstallContext, PackageFact } from '../../src/parsers/facts.js';
 import { formatOf } from '../../src/parsers/formats.js';
@@ -58,7 +58,11 @@ export default defineRule({
       // cpuonly and pytorch-mutex choose which build of the pytorch channel's packages conda takes: beside no conda
       // pytorch (torch from pip, RVC's DirectML environment) they choose nothing.
       const condaTorch = unit.packages.some(({ pkg }) => pkg.ecosystem === 'conda' && CONDA_TORCH.has(pkg.name));
+      // A CPU build on the branch of an `if` that a build argument picks over the target's (`else` of `if [ "$USE_CUDA"
+      // = true ]` after `ARG USE_CUDA=false`) is never installed in one build with it: each build gets one of them.
+      const targetContext = claimContext(target);
       for (const { file, pkg, build } of unit.packages) {
+        if (neverInOneBuild(unit, file.contexts[pkg.context], targetContext)) continue;
         if (
           condaTorch &&
           pkg.ecosystem === 'conda' &&
@@ -129,6 +133,7 @@ export default defineRule({
           continue;
         // A run of packages that bring no torch (TORCH_FREE): their CPU build leaves torch's alone, a notice.
         const torchFree = family.length === 0 && installsOnly(unit, invocation, TORCH_FREE);
+        if (invocation.members.some(({ context }) => neverInOneBuild(unit, context, targetContext))) continue;
         for (const index of invocation.indexes) {
           if (seenIndexes.has(index) || index.kind === 'conda-channel' || !isCpuUrl(index.url)) continue;
           // A CPU page of PyG's (mmcv's, detectron2's) wheels serves only its own packages: none installed, none taken.

@@ -6,7 +6,7 @@ import {
   withAlternative,
   type CudaClaim,
 } from '../../src/analysis/claims.js';
-import { readsUnread, type Unit } from '../../src/analysis/units.js';
+import { claimContext, neverInOneBuild, readsUnread, type Unit } from '../../src/analysis/units.js';
 import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nearest.js';
 import { releaseFor } from '../../src/analysis/torch-build.js';
 import { BUILT_AGAINST_CUDA, TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
@@ -168,6 +168,8 @@ export default defineRule({
         // [tool.uv.sources] entry) is never installed from beside a pin of another machine (Kokoro-FastAPI).
         if (!mayHoldTogether(claim.index?.machines, target.package?.markers)) return [];
         if (!mayHoldTogether(claim.package?.markers, target.index?.machines)) return [];
+        // The two branches of an `if` a build argument decides are never installed in one build.
+        if (neverInOneBuild(unit, claimContext(claim), claimContext(target))) return [];
         const relation = compareClaims(claim, target);
         // NVIDIA's component wheels of one major at different minors (levanter's lock: nvcc 12.9.86 beside cupti
         // 12.8.90, as jax-cuda12-plugin's independent floors resolve) are separate libraries, each loaded on its own;

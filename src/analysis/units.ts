@@ -31,7 +31,7 @@ import { dirname } from './paths.js';
 import { DockerfileIndex } from './dockerfile-index.js';
 import { groupBy } from '../util/collections.js';
 import { isPypiIndex, isPytorchIndex } from './cuda-labels.js';
-import { resolveTorchBuild, type TorchBuild } from './torch-build.js';
+import { resolveTorchBuild, stableCudaIndex, type TorchBuild } from './torch-build.js';
 import {
   newestToolkitClaim,
   newestTorchAlternatives,
@@ -176,13 +176,48 @@ function nearestAbove(start: Inherited, test: (entry: UnitPackage) => boolean): 
 
 const NO_INDEXES: readonly IndexFact[] = [];
 
-/** Which claims may set the target, strongest tier first; index URLs only ever get compared. */
+/**
+ * Which claims may set the target, strongest tier first; index URLs only get compared, but for the one index a torch
+ * range is installed from (torchIndexes), which sets torch's CUDA as a pin's build would.
+ */
+const BUILDS_TIER: readonly ClaimKind[] = ['wheel-tag', 'wheel-url', 'implied'];
 const TIERS: readonly (readonly ClaimKind[])[] = [
   ['image', 'env'],
   ['conda', 'conda-build', 'conda-channel', 'apt'],
-  ['wheel-tag', 'wheel-url', 'implied'],
+  BUILDS_TIER,
   ['nvidia-wheel', 'cupy', 'jax', 'tensorflow', 'library'],
 ];
+
+/**
+ * The index claims of a unit that decide its torch's build: a stable PyTorch index of one CUDA that is the only index
+ * (`--index-url`, a uv source's index) of an install of a torch range or of torch by name alone. The install takes
+ * that CUDA's build whatever release it resolves (`torch>=2.9.0` from `/whl/cu128`: CUDA 12.8), and torch's build
+ * brings the CUDA runtime the other builds of the environment load, so another package's wheel (`vllm-…+cu129`) is
+ * held to it rather than it to the wheel. A pinned torch has a claim of its own (its build, `implied`).
+ */
+function torchIndexes(
+  claims: readonly CudaClaim[],
+  packages: readonly { readonly pkg: PackageFact; readonly invocation?: Invocation; readonly build?: TorchBuild }[],
+): ReadonlySet<CudaClaim> | undefined {
+  let deciding: Set<CudaClaim> | undefined;
+  for (const claim of claims) {
+    const index = claim.kind === 'index' ? claim.index : undefined;
+    if (!index || index.kind !== 'index-url' || !stableCudaIndex(index.url)) continue;
+    const serves = packages.some(
+      ({ pkg, invocation, build }) =>
+        pkg.name === 'torch' &&
+        pkg.ecosystem === 'pip' &&
+        !build &&
+        !pkg.url &&
+        !pkg.localLabel &&
+        invocation !== undefined &&
+        invocation.indexes.length === 1 &&
+        invocation.indexes[0] === index,
+    );
+    if (serves) (deciding ??= new Set()).add(claim);
+  }
+  return deciding;
+}
 
 /** Units of `files`, which must include every file linked to or from one of them. */
 export function buildUnits(
@@ -1192,7 +1227,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       : staticClaims),
     ...implied,
   ];
-  const target = chooseTarget(claims);
+  const target = chooseTarget(claims, torchIndexes(claims, packages));
   const more = {
     ...(alternatives ? { alternatives } : {}),
     ...(torchRanges ? { torchRanges } : {}),
@@ -1786,9 +1821,15 @@ function pathsOf(files: readonly ParsedFile[]): ReadonlySet<string> {
 }
 
 /** The strongest tier present decides; within it the most common CUDA version, then the earliest claim. */
-export function chooseTarget(claims: readonly CudaClaim[]): CudaClaim | undefined {
+export function chooseTarget(
+  claims: readonly CudaClaim[],
+  /** Index claims that decide the build of the unit's torch, which may set the target with the builds (torchIndexes). */
+  deciding?: ReadonlySet<CudaClaim>,
+): CudaClaim | undefined {
   for (const tier of TIERS) {
-    const inTier = claims.filter((claim) => tier.includes(claim.kind));
+    const inTier = claims.filter(
+      (claim) => tier.includes(claim.kind) || (tier === BUILDS_TIER && deciding?.has(claim) === true),
+    );
     if (inTier.length === 0) continue;
     const precise = inTier.filter((claim) => claim.precision === 'minor');
     const pool = precise.length > 0 ? precise : inTier;
@@ -1803,6 +1844,37 @@ export function chooseTarget(claims: readonly CudaClaim[]): CudaClaim | undefine
     return sorted.find((claim) => counts.get(key(claim)) === best);
   }
   return undefined;
+}
+
+/**
+ * Whether two install contexts of a unit never run in one build: the Dockerfile command of one is on a branch that runs
+ * only where a build argument changes what the Dockerfile's values pick, and the other's on the branch they pick
+ * (InstallContext.otherBuild: `then` of `if [ "$USE_CUDA" = true ]` after `ARG USE_CUDA=false`, and its `else`). A
+ * context of an included file stands where the command that reads it does.
+ */
+export function neverInOneBuild(unit: Unit, a: InstallContext | undefined, b: InstallContext | undefined): boolean {
+  if (!a || !b || a === b) return false;
+  const x = commandOf(unit, a);
+  const y = commandOf(unit, b);
+  return excludes(x, y) || excludes(y, x);
+}
+
+function excludes(a: InstallContext, b: InstallContext): boolean {
+  return a.otherBuild !== undefined && b.held !== undefined && a.otherBuild.some((held) => b.held!.includes(held));
+}
+
+/** The Dockerfile command a context runs by: its own where it says its branch, else its invocation's that does. */
+function commandOf(unit: Unit, context: InstallContext): InstallContext {
+  if (context.otherBuild || context.held) return context;
+  const invocation = unit.invocations.find(({ members }) => members.some((member) => member.context === context));
+  const command = invocation?.command ?? invocation?.members.find(({ context: c }) => c.otherBuild || c.held)?.context;
+  return command ?? context;
+}
+
+/** The install context of a claim that rests on a package or an index (not an image's stage). */
+export function claimContext(claim: CudaClaim): InstallContext | undefined {
+  const fact = claim.package ?? claim.index;
+  return fact ? claim.file.contexts[fact.context] : undefined;
 }
 
 /**

@@ -118,6 +118,14 @@ export interface InstallContext extends Spanned {
    * `ARG FLAG=true`): their conditions, as written. It runs unless a build argument changes them.
    */
   readonly holds?: string;
+  /** Those conditions, one by one. */
+  readonly held?: readonly string[];
+  /**
+   * A Dockerfile command on a branch that runs only where a build argument changes what the Dockerfile's own values
+   * pick (`then` of `if [ "$USE_CUDA" = true ]` after `ARG USE_CUDA=false`): the conditions, as `held` writes them,
+   * of the branches that run instead. A command that holds one of them never runs in the same build as this one.
+   */
+  readonly otherBuild?: readonly string[];
 }
 
 /**
@@ -535,6 +543,8 @@ export type ContextDraft = Omit<
   | 'environment'
   | 'mayNotRun'
   | 'holds'
+  | 'held'
+  | 'otherBuild'
   | 'python'
 > & {
   indexes: IndexFact[];
@@ -546,6 +556,8 @@ export type ContextDraft = Omit<
   environment?: string;
   mayNotRun?: boolean;
   holds?: string;
+  held?: readonly string[];
+  otherBuild?: readonly string[];
   python?: string;
 };
 

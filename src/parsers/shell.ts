@@ -125,9 +125,9 @@ export function splitCommands(script: Mapped, resolve: Resolver): Command[] {
 export function readCommands(
   script: Mapped,
   resolve: Resolver,
-): Pick<SplitScript, 'commands' | 'inBlock' | 'holding' | 'stdout'> {
-  const { commands, inBlock, holding, stdout } = splitScript(script, resolve);
-  return { commands, inBlock, holding, stdout };
+): Pick<SplitScript, 'commands' | 'inBlock' | 'holding' | 'otherBuild' | 'stdout'> {
+  const { commands, inBlock, holding, otherBuild, stdout } = splitScript(script, resolve);
+  return { commands, inBlock, holding, otherBuild, stdout };
 }
 
 /**
@@ -137,17 +137,18 @@ export function readCommands(
  * expands what is left, from the same environment). A command inside a block keeps that for the commands it runs.
  */
 export function withCommandStrings(
-  read: Pick<SplitScript, 'commands' | 'inBlock' | 'holding' | 'stdout'>,
+  read: Pick<SplitScript, 'commands' | 'inBlock' | 'holding' | 'otherBuild' | 'stdout'>,
   resolve: Resolver,
   depth = 0,
-): Pick<SplitScript, 'commands' | 'inBlock' | 'holding' | 'stdout'> {
+): Pick<SplitScript, 'commands' | 'inBlock' | 'holding' | 'otherBuild' | 'stdout'> {
   if (depth >= MAX_COMMAND_STRING_DEPTH) return read;
   const strings = read.commands.map((command) => shellRun(command)?.string);
   if (!strings.some((string) => string)) return read;
-  const out: Pick<SplitScript, 'commands' | 'inBlock' | 'holding' | 'stdout'> = {
+  const out: Pick<SplitScript, 'commands' | 'inBlock' | 'holding' | 'otherBuild' | 'stdout'> = {
     commands: [],
     inBlock: [],
     holding: [],
+    otherBuild: [],
     stdout: [],
   };
   for (const [k, command] of read.commands.entries()) {
@@ -156,6 +157,7 @@ export function withCommandStrings(
       out.commands.push(command);
       out.inBlock.push(read.inBlock[k]!);
       out.holding.push(read.holding[k]);
+      out.otherBuild.push(read.otherBuild[k]);
       out.stdout.push(read.stdout[k]);
       continue;
     }
@@ -165,6 +167,8 @@ export function withCommandStrings(
       out.inBlock.push(read.inBlock[k]! || inner.inBlock[j]!);
       const held = [...(read.holding[k] ?? []), ...(inner.holding[j] ?? [])];
       out.holding.push(held.length > 0 ? held : undefined);
+      const other = [...(read.otherBuild[k] ?? []), ...(inner.otherBuild[j] ?? [])];
+      out.otherBuild.push(other.length > 0 ? other : undefined);
       out.stdout.push(inner.stdout[j] ?? read.stdout[k]);
     }
   }
@@ -276,6 +280,12 @@ interface SplitScript {
   readonly inBlock: boolean[];
   /** For a command inside `if`s that the script's known values make true: their conditions, as written. */
   readonly holding: (readonly string[] | undefined)[];
+  /**
+   * For a command on a branch that runs only in another build (`then` of `if [ "$USE_CUDA" = true ]` after `ARG
+   * USE_CUDA=false`): the conditions, as written in `holding`, of the branches that run instead with the known values.
+   * A command that holds one of them and this one never run in the same build.
+   */
+  readonly otherBuild: (readonly string[] | undefined)[];
   /** The file a command's standard output is redirected to (`> FILE`, `>> FILE`, `1> FILE`), as written. */
   readonly stdout: (string | undefined)[];
 }
@@ -295,6 +305,7 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
   const redirected: boolean[] = [];
   const inBlock: boolean[] = [];
   const holding: (readonly string[] | undefined)[] = [];
+  const otherBuild: (readonly string[] | undefined)[] = [];
   const stdout: (string | undefined)[] = [];
   const locals = new Map<string, Local>();
   /** The variables with alternative values the command being read refers to. */
@@ -364,6 +375,7 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
         const held = within ? paths.certain(depth) : undefined;
         inBlock.push(within && !held);
         holding.push(held?.length ? held : undefined);
+        otherBuild.push(within ? paths.otherBuild(depth) : undefined);
       }
       before = operator;
     } else if (operator !== '\n' && operator !== ';') before = operator;
@@ -436,9 +448,10 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
       stdout.splice(reread.index, 1, ...expanded.map(() => stdout[reread.index]));
       inBlock.splice(reread.index, 1, ...expanded.map(() => inBlock[reread.index]!));
       holding.splice(reread.index, 1, ...expanded.map(() => holding[reread.index]));
+      otherBuild.splice(reread.index, 1, ...expanded.map(() => otherBuild[reread.index]));
     }
   }
-  return { commands, operators, redirected, inBlock, holding, stdout };
+  return { commands, operators, redirected, inBlock, holding, otherBuild, stdout };
 }
 
 /** The redirections of standard output to a file: `>`, `>>`, `>|`, `1>`, `&>` (not `2>`, `>&2`, `<`). */
@@ -514,6 +527,12 @@ class Paths {
     branch: object;
     /** Which of `branches` runs with the script's values (a build argument may pick another), where one does. */
     held: number | undefined;
+    /** The condition, as written in `holds`, of the branch the values pick where a build argument does (not fixed). */
+    picked: string | undefined;
+    /** Whether an `elif` was read: which branch the values pick is then not followed here. */
+    chained: boolean;
+    /** The branch being read runs only in another build: the condition, as written, of the one that runs instead. */
+    other: string | undefined;
   }[] = [];
   /** The assignment of `cmd && X=1` waiting for its `|| X=2`. */
   pendingOr: { readonly name: string; readonly value: Variable | null; readonly test?: Condition } | undefined;
@@ -539,6 +558,9 @@ class Paths {
       dead: false,
       branch: {},
       held: undefined,
+      picked: undefined,
+      chained: false,
+      other: undefined,
     });
   }
 
@@ -594,8 +616,10 @@ class Paths {
     top.holds = keyword === 'do' ? top.loop : undefined;
     top.dead = false;
     top.branch = {};
+    top.other = undefined;
     if (top.kind !== 'if') return;
     if (keyword === 'elif') {
+      top.chained = true;
       // The chain reaches this test only while every condition before it was false.
       const before = top.condition;
       top.reachedFixed = top.reachedFixed && top.reached && before?.value === false && before.fixed;
@@ -618,12 +642,32 @@ class Paths {
       top.dead = true;
       return;
     }
+    // A branch that runs only where a build argument changes what the values pick, in a plain `if … else`: the `then`
+    // of a condition its default makes false (the `else` runs instead, as `! condition`), the `else` after a `then`
+    // that ran. It and the picked branch never run in one build.
+    if (!top.chained && top.reachedFixed && tested && !tested.fixed)
+      if (keyword === 'then' && tested.value === false) top.other = `! ${tested.written}`;
+      else if (keyword === 'else' && top.picked !== undefined) top.other = top.picked;
     if (runs && top.reached && !top.settled) {
       top.holds = keyword === 'then' ? tested!.written : `! ${tested!.written}`;
       top.settled = true;
       top.settledFixed = tested!.fixed && top.reachedFixed;
       top.held = top.branches.length - 1;
+      if (!top.settledFixed) top.picked = top.holds;
     }
+  }
+
+  /**
+   * The conditions, as `holds` writes them, of the branches that run instead of those of the outermost `depth` blocks
+   * being read, where those run only in another build (undefined where none does).
+   */
+  otherBuild(depth: number): string[] | undefined {
+    let other: string[] | undefined;
+    for (let k = 0; k < depth && k < this.open.length; k++) {
+      const condition = this.open[k]!.other;
+      if (condition !== undefined) (other ??= []).push(condition);
+    }
+    return other;
   }
 
   /**

@@ -869,7 +869,7 @@ function recordRun(
     const first = read.commands[0];
     if (first?.[0]?.text.startsWith('--') && written === scripts[0] && (!heredoc || heredocInput))
       read.commands[0] = dropRunFlags(first);
-    const { commands, inBlock, holding, stdout } = withCommandStrings(read, resolve);
+    const { commands, inBlock, holding, otherBuild, stdout } = withCommandStrings(read, resolve);
     // An export and the install of its file are often two RUNs of one stage.
     let exported = exports.get(stage);
     if (!exported) exports.set(stage, (exported = []));
@@ -965,12 +965,17 @@ function recordRun(
             }
       // A command read once per value of a variable says which; one inside an `if`, `case` or loop says so.
       const alternative = words[0]?.alternative ?? (inBlock[k] ? MAY_NOT_RUN : undefined);
-      const held = holding[k]?.join(', ');
+      const held = holding[k];
+      const other = otherBuild[k];
       for (const context of sink.contexts.slice(before)) {
         pip?.apply(sink, context, words);
         if (alternative) context.alternative = alternative;
         if (inBlock[k]) context.mayNotRun = true;
-        if (held) context.holds = held;
+        if (held) {
+          context.holds = held.join(', ');
+          context.held = held;
+        }
+        if (other) context.otherBuild = other;
       }
     }
   }
