@@ -726,7 +726,7 @@ const NVIDIA_VERSIONED = /^nvidia-cuda-(runtime|nvrtc|cupti|nvcc)(-cu\d{2})?$/;
 
 /** Cheap test that a package can declare a CUDA version at all (most lines of a requirements file cannot). */
 const MAY_CLAIM =
-  /^(nvidia-|cupy-|cuda|jax|tensorflow|pytorch-cuda|cudatoolkit|onnxruntime-gpu|paddlepaddle-gpu|mxnet-|dgl-|bitsandbytes-cuda|mlx)|-cu1\d$/;
+  /^(nvidia-|cupy-|cuda|jax|tensorflow|pytorch-cuda|cudatoolkit|onnxruntime-gpu|paddlepaddle-gpu|mxnet-|dgl-|bitsandbytes-cuda|mlx|ctranslate2|faster-whisper)|-cu1\d$/;
 
 /** Makes the claims of one package: kind, CUDA and precision, with the package's file, span and subject. */
 type ClaimOf = (
@@ -964,7 +964,7 @@ function pipClaims({ file, pkg, subject, claimOf }: PackageSite, kb: KnowledgeBa
             pkg.name === 'tensorflow' ? 'tensorflow' : pkg.name === 'jax' ? 'jax' : 'library',
             String(row.cudaMajor),
             'major',
-            { subject, record: row },
+            { subject: row.through ? `${subject} (through ${row.through})` : subject, record: row },
           ),
         );
     }

@@ -60,6 +60,8 @@ const CUDA_RELEVANT = new Set([
   'cupy',
   'spconv',
   'onnxruntime-training',
+  'ctranslate2',
+  'faster-whisper',
 ]);
 
 /**

@@ -105,6 +105,11 @@ export const GpuStackBuild = z.strictObject({
   /** PEP 440 specifier of the versions the row covers. */
   versions: z.string(),
   cudaMajor: z.number().int(),
+  /**
+   * The requirement of the package that brings the CUDA build, where the package itself is pure Python
+   * (faster-whisper through `ctranslate2<4`): every version of it the package admits is of that major.
+   */
+  through: z.string().optional(),
   ...sourced,
 });
 export type GpuStackBuild = z.infer<typeof GpuStackBuild>;

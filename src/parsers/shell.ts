@@ -529,10 +529,8 @@ class Paths {
     held: number | undefined;
     /** The condition, as written in `holds`, of the branch the values pick where a build argument does (not fixed). */
     picked: string | undefined;
-    /** Whether an `elif` was read: which branch the values pick is then not followed here. */
-    chained: boolean;
-    /** The branch being read runs only in another build: the condition, as written, of the one that runs instead. */
-    other: string | undefined;
+    /** The branch being read runs only in another build: conditions, as `holds` writes them, it never runs with. */
+    other: string[] | undefined;
   }[] = [];
   /** The assignment of `cmd && X=1` waiting for its `|| X=2`. */
   pendingOr: { readonly name: string; readonly value: Variable | null; readonly test?: Condition } | undefined;
@@ -559,7 +557,6 @@ class Paths {
       branch: {},
       held: undefined,
       picked: undefined,
-      chained: false,
       other: undefined,
     });
   }
@@ -619,7 +616,6 @@ class Paths {
     top.other = undefined;
     if (top.kind !== 'if') return;
     if (keyword === 'elif') {
-      top.chained = true;
       // The chain reaches this test only while every condition before it was false.
       const before = top.condition;
       top.reachedFixed = top.reachedFixed && top.reached && before?.value === false && before.fixed;
@@ -642,12 +638,11 @@ class Paths {
       top.dead = true;
       return;
     }
-    // A branch that runs only where a build argument changes what the values pick, in a plain `if … else`: the `then`
-    // of a condition its default makes false (the `else` runs instead, as `! condition`), the `else` after a `then`
-    // that ran. It and the picked branch never run in one build.
-    if (!top.chained && top.reachedFixed && tested && !tested.fixed)
-      if (keyword === 'then' && tested.value === false) top.other = `! ${tested.written}`;
-      else if (keyword === 'else' && top.picked !== undefined) top.other = top.picked;
+    // A branch that runs only where a build argument changes what the values pick: a `then` whose condition its default
+    // makes false runs only where that condition holds, so never with a command that holds `! condition` (the `else`);
+    // a branch after the one the values pick, only where that one's condition is false.
+    if (keyword === 'then' && tested?.value === false && !tested.fixed) (top.other ??= []).push(`! ${tested.written}`);
+    if (top.picked !== undefined) (top.other ??= []).push(top.picked);
     if (runs && top.reached && !top.settled) {
       top.holds = keyword === 'then' ? tested!.written : `! ${tested!.written}`;
       top.settled = true;
@@ -664,8 +659,8 @@ class Paths {
   otherBuild(depth: number): string[] | undefined {
     let other: string[] | undefined;
     for (let k = 0; k < depth && k < this.open.length; k++) {
-      const condition = this.open[k]!.other;
-      if (condition !== undefined) (other ??= []).push(condition);
+      const conditions = this.open[k]!.other;
+      if (conditions) (other ??= []).push(...conditions);
     }
     return other;
   }

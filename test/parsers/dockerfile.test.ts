@@ -387,6 +387,39 @@ describe('Dockerfile parser', () => {
     });
   });
 
+  it('says which branch of an if a build argument decides runs only in another build, and instead of which', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM python:3.12',
+        'ARG USE_CUDA=false',
+        'ARG SLIM=true',
+        'RUN if [ "$USE_CUDA" = true ]; then pip install a==1; else pip install b==1; fi',
+        'RUN if [ "$SLIM" = true ]; then pip install c==1; else pip install d==1; fi',
+        // An elif chain: each branch never runs with what holds where its condition is false.
+        'RUN if [ "$SLIM" = true ]; then pip install e==1; elif [ "$USE_CUDA" = true ]; then pip install f==1; fi',
+        // No else: nothing runs instead, but an else elsewhere that holds the negation does.
+        'RUN if [ "$USE_CUDA" = true ]; then pip install g==1; fi',
+        // Nested: the inner branch is in the other build of the outer if.
+        'RUN if [ "$USE_CUDA" = true ]; then if [ "$SLIM" = true ]; then pip install h==1; fi; fi',
+        '',
+      ].join('\n'),
+    );
+    const by = (name: string) => {
+      const context = file.contexts[file.packages.find((pkg) => pkg.name === name)!.context]!;
+      return { held: context.held, otherBuild: context.otherBuild };
+    };
+    const notCuda = '! [ "$USE_CUDA" = true ]';
+    expect(by('a')).toEqual({ held: undefined, otherBuild: [notCuda] });
+    expect(by('b')).toEqual({ held: [notCuda], otherBuild: undefined });
+    expect(by('c')).toEqual({ held: ['[ "$SLIM" = true ]'], otherBuild: undefined });
+    expect(by('d')).toEqual({ held: undefined, otherBuild: ['[ "$SLIM" = true ]'] });
+    expect(by('e')).toEqual({ held: ['[ "$SLIM" = true ]'], otherBuild: undefined });
+    expect(by('f')).toEqual({ held: undefined, otherBuild: [notCuda, '[ "$SLIM" = true ]'] });
+    expect(by('g')).toEqual({ held: undefined, otherBuild: [notCuda] });
+    expect(by('h')).toEqual({ held: undefined, otherBuild: [notCuda] });
+  });
+
   it('marks the pip and uv installs that replace what is installed (-U, --force-reinstall, -I, uv --reinstall)', () => {
     const file = parseDockerfile(
       'Dockerfile',
