@@ -292,17 +292,17 @@ function whyUnknown(
   image: ImageFact,
   kb: KnowledgeBase,
 ): { readonly reason: string; readonly help: string; readonly withoutCuda?: boolean } {
-  if (image.unresolved)
-    return {
-      reason: `the reference is not resolved here: ${image.unresolved}`,
-      help: 'Check the rendered manifest (kustomize build, helm template) or give the ARG a default.',
-    };
   const none = imageWithoutCuda(image, kb);
   if (none)
     return {
       reason: none,
       help: 'The CUDA it runs comes with what is installed in it (wheels, conda packages), which the gate sees only in the Dockerfile that builds it.',
       withoutCuda: true,
+    };
+  if (image.unresolved)
+    return {
+      reason: `the reference is not resolved here: ${image.unresolved}`,
+      help: 'Check the rendered manifest (kustomize build, helm template) or give the ARG a default.',
     };
   const lookup = kb.imageLookup(image);
   if (lookup?.state === 'unread') return { reason: `not read: ${lookup.reason}`, help: LOOKUP };

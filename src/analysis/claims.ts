@@ -5,6 +5,7 @@ import type { TextEdit } from '../finding.js';
 import { imagePatchFor, isUnverified, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
 import { configCuda } from '../images/config.js';
 import type { Span } from '../parsers/source.js';
+import type { Machine } from '../parsers/markers.js';
 import {
   cudaFromDigits,
   cudaMajorMinor,
@@ -92,6 +93,8 @@ export interface CudaClaim {
   readonly moveTo?: (target: string) => readonly TextEdit[] | undefined;
   /** Knowledge the claim rests on (implied builds, NGC tags). */
   readonly record?: Sourced;
+  /** The machines whose build of the package is a CUDA build, where others' is not (ctranslate2: x86_64 alone). */
+  readonly machines?: readonly Machine[];
   readonly package?: PackageFact;
   readonly image?: ImageFact;
   readonly index?: IndexFact;
@@ -150,6 +153,7 @@ export function cudaClaim(f: CudaClaim): CudaClaim {
     origin: f.origin,
     newest: f.newest,
     certainMajor: f.certainMajor,
+    machines: f.machines,
   };
 }
 
@@ -515,7 +519,9 @@ function snapshotCuda(image: ImageFact, tag: string, kb: KnowledgeBase): ImageCu
  * plain OS (knowledge), or a config this check read that sets no CUDA_VERSION. What runs in it brings its CUDA.
  */
 export function imageWithoutCuda(image: ImageFact, kb: KnowledgeBase): string | undefined {
-  if (image.unresolved) return undefined;
+  // Where only the tag is a build argument (`ubuntu:${UBUNTU_VERSION}`, `python:${PY}-slim`), what holds for every tag
+  // of the repository still does; what a tag decides is not known.
+  if (image.unresolved && (image.repository.includes('$') || (image.registry ?? '').includes('$'))) return undefined;
   if (kb.officialImage(image.registry, image.repository))
     return 'a Docker Official Image, which ships no CUDA of its own';
   const name = imageFullName(image);
@@ -528,6 +534,7 @@ export function imageWithoutCuda(image: ImageFact, kb: KnowledgeBase): string | 
   const redHat = kb.redHatPythonImage(name);
   if (redHat)
     return `one of Red Hat's Python images, RHEL with Python and build tools and no CUDA of its own (${redHat.source[0]!.split(' ')[0]})`;
+  if (image.unresolved) return undefined;
   // No tag is `latest`.
   const tool = kb.toolImage(name, image.tag ?? 'latest');
   if (tool?.cuda === 'none')
@@ -733,7 +740,7 @@ type ClaimOf = (
   kind: ClaimKind,
   cuda: string,
   precision: 'minor' | 'major',
-  more?: Pick<CudaClaim, 'rewrite' | 'record' | 'subject'>,
+  more?: Pick<CudaClaim, 'rewrite' | 'record' | 'subject' | 'machines'>,
 ) => CudaClaim;
 
 /** One package being read for claims: its file, what the findings call it, and how to make one of its claims. */
@@ -779,6 +786,7 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, cl
       subject: more?.subject ?? subject,
       rewrite: more?.rewrite,
       record: more?.record,
+      machines: more?.machines,
     });
   const site: PackageSite = { file, pkg, subject, claimOf };
   if (pkg.ecosystem === 'conda') condaClaims(site, claims);
@@ -964,7 +972,11 @@ function pipClaims({ file, pkg, subject, claimOf }: PackageSite, kb: KnowledgeBa
             pkg.name === 'tensorflow' ? 'tensorflow' : pkg.name === 'jax' ? 'jax' : 'library',
             String(row.cudaMajor),
             'major',
-            { subject: row.through ? `${subject} (through ${row.through})` : subject, record: row },
+            {
+              subject: row.through ? `${subject} (through ${row.through})` : subject,
+              record: row,
+              ...(row.machines ? { machines: row.machines } : {}),
+            },
           ),
         );
     }

@@ -79,12 +79,17 @@ const DOCS_REQUIREMENTS =
 function otherPlatform(path: string): string | undefined {
   const name = path.slice(path.lastIndexOf('/') + 1).toLowerCase();
   const word =
-    /(?:^|[_.-])(mps|darwin|macos|osx|cpu|rocm\d*|xpu|npu|hpu|gaudi|tpu|neuron|intel|ascend|l4t\d*|jetson)(?:[_.-]|$)/.exec(
+    /(?:^|[_.-])(mps|darwin|macos|osx|coreml|cpu|rocm\d*|xpu|npu|hpu|gaudi|tpu|neuron|intel|ascend|l4t\d*|jetson|windows|win(?:32|64)?)(?:[_.-]|$)/.exec(
       name.replace(/\.(?:txt|in)$/, ''),
     )?.[1];
   if (!word || !(/requirements?|^reqs?[_.-]|[_.-]reqs?$/.test(name) || /(?:^|\/)requirements\//.test(path)))
     return undefined;
-  if (word === 'mps' || word === 'darwin' || word === 'macos' || word === 'osx') return 'macOS (Apple silicon)';
+  // Core ML runs on Apple's devices alone (whisper.cpp's requirements-coreml.txt: coremltools, ane_transformers).
+  if (word === 'mps' || word === 'darwin' || word === 'macos' || word === 'osx' || word === 'coreml')
+    return 'macOS (Apple silicon)';
+  // The fleet's pools are Linux nodes; a Windows install (kohya_ss' requirements_pytorch_windows.txt, which only its
+  // Windows installer reads) runs on desktops outside it, whose drivers are numbered differently.
+  if (word.startsWith('win')) return 'Windows';
   if (word === 'cpu') return 'CPUs';
   if (word.startsWith('rocm')) return 'AMD GPUs (ROCm)';
   if (word === 'npu' || word === 'ascend') return 'Ascend NPUs';

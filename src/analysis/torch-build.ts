@@ -191,8 +191,13 @@ export function resolveTorchBuild(
   });
 }
 
-/** PyTorch's root index, stable or nightly (`https://download.pytorch.org/whl/`). */
-const PYTORCH_ROOT_INDEX = /^https?:\/\/download\.pytorch\.org\/whl(?:\/nightly)?\/?$/i;
+/**
+ * PyTorch's root index, stable or nightly (`https://download.pytorch.org/whl/`), and its project pages, which
+ * `--find-links` reads as pages of links (`-f https://download.pytorch.org/whl/torch`, as Qualcomm's AIMET guide and
+ * sherpa-onnx's export jobs write it).
+ */
+const PYTORCH_ROOT_INDEX =
+  /^https?:\/\/download\.pytorch\.org\/whl(?:\/nightly)?(?:\/(?:torch|torchvision|torchaudio|torchtext|torchdata))?\/?$/i;
 
 /**
  * What a PyTorch index URL serves: one CUDA variant (`/whl/cu121`), CPU builds, or every variant (`torch_stable.html`,

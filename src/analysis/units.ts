@@ -993,11 +993,14 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   // machine its FROM names, else, for an image's stage, the one a build runs on by default (an aarch64-only route of
   // open-instruct's torch is not what an x86_64 build of its CUDA 12.8 image installs).
   const machine = parts.platform ?? (stage !== undefined ? DEFAULT_MACHINE : undefined);
+  // A package whose build is a CUDA build on some machines alone (ctranslate2's aarch64 wheels are CPU-only) claims
+  // nothing on the others.
   const staticClaims = machine
     ? parts.claims.filter(
         (claim) =>
-          !claim.index?.machines ||
-          evaluateMarker(claim.index.machines, { values: { platform_machine: machine } }) !== false,
+          (!claim.machines || claim.machines.includes(machine)) &&
+          (!claim.index?.machines ||
+            evaluateMarker(claim.index.machines, { values: { platform_machine: machine } }) !== false),
       )
     : parts.claims;
   const invocationOf = new Map<InstallContext, Invocation>();

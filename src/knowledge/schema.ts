@@ -110,6 +110,8 @@ export const GpuStackBuild = z.strictObject({
    * (faster-whisper through `ctranslate2<4`): every version of it the package admits is of that major.
    */
   through: z.string().optional(),
+  /** The machines whose PyPI wheels are the CUDA build, where the others' are CPU-only (ctranslate2: x86_64). */
+  machines: z.array(z.enum(['x86_64', 'aarch64'])).optional(),
   ...sourced,
 });
 export type GpuStackBuild = z.infer<typeof GpuStackBuild>;
