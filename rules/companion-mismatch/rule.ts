@@ -1,10 +1,11 @@
 import { condaAdmits, parseCondaVersionSpec } from '../../src/analysis/conda-versions.js';
 import { isPypiIndex, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
 import { projectName } from '../../src/analysis/packages.js';
+import { compiledInputs } from '../../src/analysis/runs.js';
 import { PYG_DOCS, torchPage } from '../../src/analysis/torch-pages.js';
 import { imageTorch, type Unit, type UnitPackage } from '../../src/analysis/units.js';
 import { servedVariant } from '../../src/analysis/torch-build.js';
-import type { IndexFact } from '../../src/parsers/facts.js';
+import type { IndexFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { mayHoldTogether } from '../../src/parsers/markers.js';
 import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
@@ -50,6 +51,28 @@ function isPinnedTorch({ pkg }: UnitPackage): boolean {
   return projectName(pkg) === 'torch' && pkg.exact !== undefined;
 }
 
+/**
+ * pip-compile's input beside its output (aphrodite-engine's requirements/test.in and test.txt): the output is what is
+ * installed, with the builds the compile resolved (`--torch-backend cu129`), and it is judged on its own. What the input
+ * pairs is said as a notice that names the output, never dropped.
+ */
+function compiledReporter(
+  unit: Unit,
+  compiled: ReadonlyMap<string, string>,
+  files: readonly ParsedFile[],
+  report: Reporter<MessageId>,
+): Reporter<MessageId> {
+  const output = unit.stage === undefined ? compiled.get(unit.root.path) : undefined;
+  const file = output ? files.find((each) => each.path === output) : undefined;
+  if (!file) return report;
+  const related = {
+    file,
+    span: { start: 0, end: 0 },
+    message: `pip-compile's output: ${file.path} is compiled from ${unit.root.path} and is what is installed (judged on its own)`,
+  };
+  return (draft) => report({ ...draft, severity: 'notice', related: [...(draft.related ?? []), related] });
+}
+
 export default defineRule({
   id: 'companion-mismatch',
   description:
@@ -79,8 +102,10 @@ export default defineRule({
     torchPage:
       'The wheels on this page are compiled against torch {{built}}; with torch {{torchMinor}} their import fails ("undefined symbol"), or pip finds none. Use the page for torch {{torchMinor}}. Source: {{source}}',
   },
-  check({ units, kb, report }) {
+  check({ files, units, kb, report: reportAll }) {
+    const compiled = compiledInputs(files);
     for (const unit of units) {
+      const report = compiledReporter(unit, compiled, files, reportAll);
       // A stage built FROM another runs with the torch the stages above it installed, unless it installs its own.
       const own = unit.packages.filter(isPinnedTorch);
       const above = own.length > 0 ? undefined : unit.inherited?.findLast(isPinnedTorch);

@@ -36,6 +36,11 @@ export function fleetScope(files: readonly ParsedFile[], kb: KnowledgeBase): Fle
           : undefined;
       if (base && vendor)
         return `This stage is built on ${base.reference}, an image for ${vendor}, which ships no CUDA: what it installs runs there, not on the fleet's NVIDIA GPUs.`;
+      // A stage that installs another vendor's PyTorch backend (infinity's Neuron image, built on a mirror of AWS's
+      // Neuron container): what it installs runs on that vendor's accelerators.
+      const backend = unit.stage !== undefined ? otherBackend(unit) : undefined;
+      if (backend)
+        return `This stage installs ${backend.name}, which is for ${backend.vendor} (${backend.source}): what it installs runs there, not on the fleet's NVIDIA GPUs.`;
       // A stage on a Jetson image (L4T): what it installs runs on Jetson boards, whose driver is their L4T release's.
       const jetson = base && !base.unresolved ? kb.jetsonImage(imageFullName(base)) : undefined;
       if (base && jetson)
@@ -65,6 +70,26 @@ export function fleetScope(files: readonly ParsedFile[], kb: KnowledgeBase): Fle
       return undefined;
     },
   };
+}
+
+/** Other vendors' PyTorch backends and compilers, by package, with the page that says what it runs on. */
+const NEURON = 'AWS Trainium and Inferentia (Neuron)';
+const NEURON_TORCH = 'awsdocs-neuron.readthedocs-hosted.com/en/latest/frameworks/torch/index.html';
+const OTHER_BACKENDS: ReadonlyMap<string, { readonly vendor: string; readonly source: string }> = new Map([
+  ['torch-neuronx', { vendor: NEURON, source: NEURON_TORCH }],
+  ['torch-neuron', { vendor: NEURON, source: NEURON_TORCH }],
+  ['neuronx-cc', { vendor: NEURON, source: 'awsdocs-neuron.readthedocs-hosted.com/en/latest/compiler/index.html' }],
+  ['torch-npu', { vendor: 'Huawei Ascend NPUs', source: 'github.com/Ascend/pytorch' }],
+  ['habana-torch-plugin', { vendor: 'Intel Gaudi', source: 'docs.habana.ai/en/latest/PyTorch/index.html' }],
+]);
+
+/** The first package of a unit that is for another vendor's accelerators (OTHER_BACKENDS), with which. */
+function otherBackend(unit: Unit): { readonly name: string; readonly vendor: string; readonly source: string } | undefined {
+  for (const { pkg } of unit.packages) {
+    const backend = pkg.ecosystem === 'pip' ? OTHER_BACKENDS.get(pkg.name) : undefined;
+    if (backend) return { name: pkg.name, ...backend };
+  }
+  return undefined;
 }
 
 /**
@@ -177,20 +202,42 @@ const BUILD_ONLY = new WeakMap<ParsedFile, ReadonlyMap<number, CopyFact>>();
  */
 export function compiledInputs(files: readonly ParsedFile[]): ReadonlyMap<string, string> {
   const inputs = new Map<string, string>();
+  let paths: ReadonlySet<string> | undefined;
   for (const file of files) {
     if (file.kind !== 'requirements') continue;
     // The header is the file's first comment block; nothing else of a large file is read.
     const command = COMPILE_COMMAND.exec(file.source.text.slice(0, 2048))?.[1];
     if (!command) continue;
     const folder = dirname(file.path);
-    for (const word of command.split(/\s+/)) {
-      if (word.startsWith('-') || !/\.(in|txt)$/i.test(word)) continue;
-      const path = joinRepo(folder, word);
+    const words = command.split(/\s+/);
+    for (const [k, word] of words.entries()) {
+      // A constraints file or the output the command names (`-c requirements/cuda.txt`, `-o …`) is not its input.
+      if (word.startsWith('-') || !/\.(in|txt)$/i.test(word) || VALUE_OPTIONS.has(words[k - 1] ?? '')) continue;
+      // The command as it was run: from the output's folder, or from the repository's root (`uv pip compile
+      // requirements/test.in -o requirements/test.txt`, aphrodite-engine's pre-commit hook), where that file is.
+      const beside = joinRepo(folder, word);
+      paths ??= new Set(files.map((each) => each.path));
+      const fromRoot = folder && !paths.has(beside ?? '') ? joinRepo('', word) : undefined;
+      const path = fromRoot && paths.has(fromRoot) ? fromRoot : beside;
       if (path && path !== file.path) inputs.set(path, file.path);
     }
   }
   return inputs;
 }
+
+/** The options of pip-compile and `uv pip compile` whose value is a file other than an input. */
+const VALUE_OPTIONS: ReadonlySet<string> = new Set([
+  '-c',
+  '--constraint',
+  '--constraints',
+  '-o',
+  '--output-file',
+  '--override',
+  '--overrides',
+  '-b',
+  '--build-constraint',
+  '--build-constraints',
+]);
 
 /** The command line of a compiled file's header: `#    pip-compile …` or `#    uv pip compile …`. */
 const COMPILE_COMMAND = /^#[ \t]+((?:pip-compile|uv pip compile)\b[^\n]*)$/m;

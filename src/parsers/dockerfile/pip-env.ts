@@ -187,9 +187,13 @@ export class PipEnv {
     // uv command is dead configuration. Noted on the uv context; index-url reports it unless pip uses it too.
     if (tool !== 'uv') return;
     const noted = new Set<number>(); // one ENV of several URLs is one setting
+    // A URL the stage also gives uv (`ENV PIP_EXTRA_INDEX_URL=$X` beside `ENV UV_EXTRA_INDEX_URL=$X`, aphrodite's CPU
+    // and XPU images, for the pip and the uv commands alike) reaches uv all the same.
+    const bare = (url: string): string => url.replace(/\/+$/, '');
+    const forUv = new Set([...this.settings.uv.values()].flat().map((setting) => bare(setting.url)));
     for (const settings of this.settings.pip.values())
       for (const setting of settings)
-        if (!noted.has(setting.span.start)) {
+        if (!noted.has(setting.span.start) && !forUv.has(bare(setting.url))) {
           noted.add(setting.span.start);
           sink.options.push({ name: 'pip-env-for-uv', span: setting.span, context: context.id });
         }
