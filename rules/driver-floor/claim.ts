@@ -3,7 +3,7 @@
  * compatibility through an NVIDIA image's cuda-compat), and the claims of the units a driver check judges.
  */
 import { imageFullName } from '../../src/parsers/image-ref.js';
-import { claimCuda, majorCertain, originRelated, type CudaClaim } from '../../src/analysis/claims.js';
+import { claimCuda, majorCertain, originRelated, pickSubject, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { cite, isUnverified, type DriverNeed, type KnowledgeBase } from '../../src/knowledge/index.js';
 import { heldLess, type Draft, type Reporter } from '../../src/rule.js';
@@ -93,7 +93,7 @@ export function checkClaim(
       report({
         messageId: 'forwardCompat',
         data: {
-          subject: claim.subject,
+          subject: pickSubject(claim),
           cuda,
           fleet,
           package: pkg.package,
@@ -123,7 +123,7 @@ export function checkClaim(
       report({
         messageId: 'forwardCompat',
         data: {
-          subject: claim.subject,
+          subject: pickSubject(claim),
           cuda,
           fleet,
           package: 'its cuda-compat',
@@ -151,7 +151,7 @@ export function checkClaim(
       report({
         messageId: 'release',
         data: {
-          subject: claim.subject,
+          subject: pickSubject(claim),
           cuda,
           needed: need.linux,
           fleet,
@@ -170,7 +170,7 @@ export function checkClaim(
     report({
       messageId: 'major',
       data: {
-        subject: claim.subject,
+        subject: pickSubject(claim),
         major,
         floor: floor.linux,
         fleet,
@@ -188,7 +188,7 @@ export function checkClaim(
   report({
     messageId: 'minor',
     data: {
-      subject: claim.subject,
+      subject: pickSubject(claim),
       cuda,
       needed: need.linux,
       fleet,
@@ -225,7 +225,7 @@ function checkBeforeCompat(claim: CudaClaim, need: DriverNeed, fleet: string, re
   report({
     messageId: 'beforeCompat',
     data: {
-      subject: claim.subject,
+      subject: pickSubject(claim),
       cuda: claimCuda(claim),
       needed: need.linux,
       fleet,

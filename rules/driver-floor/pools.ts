@@ -2,7 +2,7 @@
  * The fleet as pools (baseline `fleet.pools`): each claim judged on every pool it may be scheduled on, with each pool's
  * own driver, GPUs and container runtime; one finding per claim, and the verdicts of the report's pool table.
  */
-import { claimCuda, type CudaClaim } from '../../src/analysis/claims.js';
+import { claimCuda, pickSubject, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { cite, type KnowledgeBase } from '../../src/knowledge/index.js';
 import type { Pool } from '../../src/baseline/schema.js';
@@ -29,7 +29,7 @@ export function refusedDraft(
   return {
     messageId: 'refused',
     data: {
-      subject: claim.subject,
+      subject: pickSubject(claim),
       condition,
       driver: pool.driver,
       driverCuda: kb.driverCuda(pool.driver) ?? 'not known',
@@ -208,7 +208,7 @@ export function checkPools(
       reportClaim({
         messageId: 'refusedEverywhere',
         data: {
-          subject: claim.subject,
+          subject: pickSubject(claim),
           pools: named(refusals),
           condition: String(refusals[0]!.draft.data?.condition ?? ''),
           reasons,
@@ -222,7 +222,7 @@ export function checkPools(
       reportClaim({
         messageId: running.length === 0 ? (selection.narrowed ? 'pinned' : 'noPool') : 'somePools',
         data: {
-          subject: claim.subject,
+          subject: pickSubject(claim),
           cuda,
           fails: named(failing),
           reasons,
@@ -250,7 +250,7 @@ export function checkPools(
     const forwardSeverity = forward.some((verdict) => verdict.draft.severity === 'warning') ? 'warning' : 'notice';
     reportClaim({
       messageId: 'poolsCompat',
-      data: { subject: claim.subject, cuda, how, reasons, pinned },
+      data: { subject: pickSubject(claim), cuda, how, reasons, pinned },
       severity: minor.length ? 'warning' : forwardSeverity,
       ...common,
     });

@@ -16,7 +16,7 @@ import {
 import { fleetScope } from '../../src/analysis/runs.js';
 import { ownArchValues, torchArchEntries } from '../../src/analysis/arch-lists.js';
 import { selectPools } from '../../src/analysis/placement.js';
-import { originRelated, type CudaClaim } from '../../src/analysis/claims.js';
+import { originRelated, pickSubject, todaysPick, type CudaClaim } from '../../src/analysis/claims.js';
 import { torchesBoundBy, type Unit } from '../../src/analysis/units.js';
 import { isPypiIndex } from '../../src/analysis/cuda-labels.js';
 import { cudaFromTag, cudaMajor, tagFromCuda } from '../../src/knowledge/versions.js';
@@ -55,14 +55,21 @@ const WHEELS_WITHOUT_PTX =
  * `3.7+PTX`: pytorch/builder conda/pytorch-nightly/build.sh).
  */
 function fromPtx(claim: CudaClaim): string {
-  return isCondaClaim(claim)
-    ? ': the packages built with it run there only from the PTX they carry'
+  if (isCondaClaim(claim)) return ': the packages built with it run there only from the PTX they carry';
+  return aptLibrary(claim)
+    ? ': the library and what is built with it run there only from the PTX they carry'
     : ': what it builds runs there only from PTX';
 }
 
 /** What a claim names, as its help says it: the thing to replace and the thing not known to carry PTX. */
 function claimNoun(claim: CudaClaim): string {
-  return isCondaClaim(claim) ? 'a conda package' : claim.kind === 'apt' ? 'a toolkit' : 'an image';
+  if (isCondaClaim(claim)) return 'a conda package';
+  return aptLibrary(claim) ? 'a CUDA library package' : claim.kind === 'apt' ? 'a toolkit' : 'an image';
+}
+
+/** An apt package of a library NVIDIA built (`libcudnn8`, `libnccl2`), not of a toolkit that builds code (nvcc). */
+function aptLibrary(claim: CudaClaim): boolean {
+  return claim.kind === 'apt' && claim.package !== undefined && claim.package.name.startsWith('lib');
 }
 
 function isCondaClaim(claim: CudaClaim): boolean {
@@ -278,16 +285,14 @@ function torchPins(unit: Unit, kb: KnowledgeBase): TorchPin[] {
   // What an unpinned torch or a range installs, where the unit says which release pip takes (one for every Python
   // it may run: `torch` today is 2.14.0, a cu130 build, whose wheels have no sm_70): judged as that release's pin.
   for (const claim of unit.claims) {
-    const release = claim.kind === 'implied' && claim.package?.name === 'torch' ? claim.record : undefined;
-    if (!release || !('version' in release) || !claim.newest || claim.newest.includes(' or ')) continue;
-    if (claim.precision !== 'minor' || claim.index) continue;
-    const version = String(release.version);
-    pins.push({
-      file: claim.file,
-      span: claim.span,
-      subject: `${claim.subject} (torch ${version} today, its ${tagFromCuda(claim.cuda)} build on PyPI)`,
-      build: { version, cuda: claim.cuda },
-    });
+    const version = todaysPick(claim);
+    if (version)
+      pins.push({
+        file: claim.file,
+        span: claim.span,
+        subject: pickSubject(claim),
+        build: { version, cuda: claim.cuda },
+      });
   }
   pins.push(...rangePicks(unit, pins, kb));
   return pins;
@@ -434,13 +439,19 @@ function gpuClaims(unit: Unit): readonly CudaClaim[] {
 }
 
 /**
- * Of claims, those that say the CUDA code is built with: an image's, a conda or apt CUDA package's, and a conda
- * package's build string (`pytorch=1.12.1=py3.8_cuda11.6_cudnn8.3.2_0`) where no other of them says that CUDA already.
+ * Of claims, those that say the CUDA code is built with: an image's, a conda CUDA package's, and an apt CUDA package's
+ * or a conda package's build string (`pytorch=1.12.1=py3.8_cuda11.6_cudnn8.3.2_0`) where no other of them says that
+ * CUDA already.
  */
 function toolkitClaims(claims: readonly CudaClaim[]): CudaClaim[] {
-  const toolkits = claims.filter((claim) => claim.kind === 'image' || claim.kind === 'conda' || claim.kind === 'apt');
+  const toolkits = claims.filter((claim) => claim.kind === 'image' || claim.kind === 'conda');
+  // An apt package of a CUDA an image or another package of the stage says already (deepops' libcudnn8, libnccl2 and
+  // libnccl-dev of `+cuda11.2` on a CUDA 11.2 image) adds no cause: said once, where that CUDA is first said.
   for (const claim of claims)
-    if (claim.kind === 'conda-build' && !toolkits.some((other) => claimCuda(other) === claimCuda(claim)))
+    if (
+      (claim.kind === 'apt' || claim.kind === 'conda-build') &&
+      !toolkits.some((other) => claimCuda(other) === claimCuda(claim))
+    )
       toolkits.push(claim);
   return toolkits;
 }

@@ -157,6 +157,23 @@ export function cudaClaim(f: CudaClaim): CudaClaim {
   };
 }
 
+/**
+ * How a finding names a claim: an unpinned torch or a range that the unit says pip resolves to one release today
+ * (`torch>=1.5.0`: 2.14.0, a cu130 build) names that release, which moves as releases appear; any other its subject.
+ */
+export function pickSubject(claim: CudaClaim): string {
+  const version = todaysPick(claim);
+  return version ? `${claim.subject} (torch ${version} today, its ${tagFromCuda(claim.cuda)} build on PyPI)` : claim.subject;
+}
+
+/** The torch release an unpinned torch or a range resolves to today, where the unit says one (see pickSubject). */
+export function todaysPick(claim: CudaClaim): string | undefined {
+  const release = claim.kind === 'implied' && claim.package?.name === 'torch' ? claim.record : undefined;
+  if (!release || !('version' in release) || !claim.newest || claim.newest.includes(' or ')) return undefined;
+  if (claim.precision !== 'minor' || claim.index) return undefined;
+  return String(release.version);
+}
+
 /** For a claim carried from a Dockerfile to a manifest: the related location where the Dockerfile makes it. */
 export function originRelated(claim: CudaClaim): { file: ParsedFile; span: Span; message: string }[] {
   return claim.origin
