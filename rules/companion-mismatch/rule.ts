@@ -5,7 +5,7 @@ import { compiledInputs } from '../../src/analysis/runs.js';
 import { PYG_DOCS, torchPage } from '../../src/analysis/torch-pages.js';
 import { imageTorch, type Unit, type UnitPackage } from '../../src/analysis/units.js';
 import { servedVariant } from '../../src/analysis/torch-build.js';
-import type { IndexFact, ParsedFile } from '../../src/parsers/facts.js';
+import type { IndexFact, PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { mayHoldTogether } from '../../src/parsers/markers.js';
 import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
@@ -31,6 +31,8 @@ const MESSAGES = {
   noMinorLibrary:
     '{{name}} {{version}} ships no library for CUDA {{cuda}}, the CUDA of torch {{torch}}: {{consequence}}',
   wheelBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is {{installed}}',
+  wildcard:
+    '{{subject}} admits no release that belongs to {{torch}}: its releases {{versions}} belong to torch {{owners}}',
 };
 type MessageId = keyof typeof MESSAGES;
 
@@ -51,10 +53,73 @@ function isPinnedTorch({ pkg }: UnitPackage): boolean {
   return projectName(pkg) === 'torch' && pkg.exact !== undefined;
 }
 
+/** A requirement of one PEP 440 prefix alone (`==2.8.0.*`, `==0.22.*`): the prefix, else undefined. */
+function wildcardPrefix(pkg: PackageFact): string | undefined {
+  return pkg.ecosystem === 'pip' && !pkg.exact && !pkg.url
+    ? /^==\s*(\d+(?:\.\d+)*)\.\*$/.exec(pkg.specifier)?.[1]
+    : undefined;
+}
+
 /**
- * pip-compile's input beside its output (aphrodite-engine's requirements/test.in and test.txt): the output is what is
- * installed, with the builds the compile resolved (`--torch-backend cu129`), and it is judged on its own. What the input
- * pairs is said as a notice that names the output, never dropped.
+ * torch and torchvision or torchaudio of one unit where one of them is pinned to a prefix (`torch==2.8.0.*` beside
+ * `torchvision==0.22.*`, kohya_ss' macOS requirements): every pair the two admit is compared, and an error says that
+ * none belongs together. Where the knowledge has no release a prefix admits, nothing is said.
+ */
+function checkWildcards(unit: Unit, kb: KnowledgeBase, report: Reporter<MessageId>): void {
+  const pip = unit.packages.filter(({ pkg }) => pkg.ecosystem === 'pip' && !pkg.url);
+  if (!pip.some(({ pkg }) => wildcardPrefix(pkg))) return;
+  const torch = pip.find(({ pkg }) => pkg.name === 'torch' && (pkg.exact || wildcardPrefix(pkg)));
+  if (!torch) return;
+  const admits = (pkg: PackageFact, version: string): boolean =>
+    pkg.exact ? publicVersion(pkg.exact) === version : satisfiesPep440(version, pkg.specifier) === true;
+  const torches = kb.torchReleases().filter((release) => admits(torch.pkg, release.version));
+  if (torches.length === 0) return;
+  for (const { file, pkg } of pip) {
+    const name = pkg.name;
+    if ((name !== 'torchvision' && name !== 'torchaudio') || !(wildcardPrefix(pkg) || wildcardPrefix(torch.pkg)))
+      continue;
+    if (!pkg.exact && !wildcardPrefix(pkg)) continue;
+    if (!mayHoldTogether(pkg.markers, torch.pkg.markers)) continue;
+    if (torches.some((release) => release[name].some((version) => admits(pkg, version)))) continue;
+    // The companion's releases the requirement admits, and the torch each belongs to.
+    const versions = [...new Set(kb.torchReleases().flatMap((release) => release[name]))].filter((version) =>
+      admits(pkg, version),
+    );
+    if (versions.length === 0) continue;
+    const owners = [
+      ...new Set(versions.flatMap((version) => kb.torchForCompanion(name, version).map((r) => r.version))),
+    ];
+    if (owners.length === 0) continue;
+    const pairs = torches.map(
+      (release) => `torch ${release.version} pairs with ${name} ${release[name].join(' or ') || 'none'}.`,
+    );
+    report({
+      messageId: 'wildcard',
+      data: {
+        subject: `${pkg.rawName}${pkg.specifier}`,
+        torch: `${torch.pkg.rawName}${torch.pkg.specifier}`,
+        versions: versions.join(', '),
+        owners: owners.join(', '),
+        pairs: pairs.join(' '),
+        source: cite(torches[0]!),
+      },
+      file,
+      span: pkg.span,
+      related: [
+        {
+          file: torch.file,
+          span: torch.pkg.span,
+          message: `torch is pinned here: ${torch.pkg.rawName}${torch.pkg.specifier}`,
+        },
+      ],
+    });
+  }
+}
+
+/**
+ * pip-compile's input beside its output (aphrodite-engine's requirements/test.in and test.txt): the output is what
+ * is installed, with the builds the compile resolved (`--torch-backend cu129`), and it is judged on its own. What the
+ * input pairs is said as a notice that names the output, never dropped.
  */
 function compiledReporter(
   unit: Unit,
@@ -82,6 +147,8 @@ export default defineRule({
   messages: MESSAGES,
   // `source` cites the record the finding rests on.
   helps: {
+    wildcard:
+      "A version with `.*` admits every release of that prefix (PEP 440), and torchvision's and torchaudio's wheels each require the one torch release they belong to, so no pair of the two can be installed together: pip stops with ResolutionImpossible. {{pairs}} Source: {{source}}",
     companion:
       'Each torch release has one matching {{name}} release, built against its C++ ABI; mixing them fails at import ("undefined symbol") or pulls another torch. torch {{torch}} pairs with {{name}} {{pairs}}. Source: {{source}}',
     noCompanion: '{{note}} Source: {{source}}',
@@ -106,6 +173,7 @@ export default defineRule({
     const compiled = compiledInputs(files);
     for (const unit of units) {
       const report = compiledReporter(unit, compiled, files, reportAll);
+      checkWildcards(unit, kb, report);
       // A stage built FROM another runs with the torch the stages above it installed, unless it installs its own.
       const own = unit.packages.filter(isPinnedTorch);
       const above = own.length > 0 ? undefined : unit.inherited?.findLast(isPinnedTorch);
