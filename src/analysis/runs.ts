@@ -84,7 +84,9 @@ const OTHER_BACKENDS: ReadonlyMap<string, { readonly vendor: string; readonly so
 ]);
 
 /** The first package of a unit that is for another vendor's accelerators (OTHER_BACKENDS), with which. */
-function otherBackend(unit: Unit): { readonly name: string; readonly vendor: string; readonly source: string } | undefined {
+function otherBackend(
+  unit: Unit,
+): { readonly name: string; readonly vendor: string; readonly source: string } | undefined {
   for (const { pkg } of unit.packages) {
     const backend = pkg.ecosystem === 'pip' ? OTHER_BACKENDS.get(pkg.name) : undefined;
     if (backend) return { name: pkg.name, ...backend };

@@ -199,22 +199,24 @@ function torchIndexes(
   claims: readonly CudaClaim[],
   packages: readonly { readonly pkg: PackageFact; readonly invocation?: Invocation; readonly build?: TorchBuild }[],
 ): ReadonlySet<CudaClaim> | undefined {
+  // The only index of each install of torch by name or range (one pass over the packages, then one over the claims).
+  let only: Set<IndexFact> | undefined;
+  for (const { pkg, invocation, build } of packages)
+    if (
+      pkg.name === 'torch' &&
+      pkg.ecosystem === 'pip' &&
+      !build &&
+      !pkg.url &&
+      !pkg.localLabel &&
+      invocation?.indexes.length === 1
+    )
+      (only ??= new Set()).add(invocation.indexes[0]!);
+  if (!only) return undefined;
   let deciding: Set<CudaClaim> | undefined;
   for (const claim of claims) {
     const index = claim.kind === 'index' ? claim.index : undefined;
-    if (!index || index.kind !== 'index-url' || !stableCudaIndex(index.url)) continue;
-    const serves = packages.some(
-      ({ pkg, invocation, build }) =>
-        pkg.name === 'torch' &&
-        pkg.ecosystem === 'pip' &&
-        !build &&
-        !pkg.url &&
-        !pkg.localLabel &&
-        invocation !== undefined &&
-        invocation.indexes.length === 1 &&
-        invocation.indexes[0] === index,
-    );
-    if (serves) (deciding ??= new Set()).add(claim);
+    if (index && index.kind === 'index-url' && only.has(index) && stableCudaIndex(index.url))
+      (deciding ??= new Set()).add(claim);
   }
   return deciding;
 }
@@ -1826,7 +1828,7 @@ function pathsOf(files: readonly ParsedFile[]): ReadonlySet<string> {
 /** The strongest tier present decides; within it the most common CUDA version, then the earliest claim. */
 export function chooseTarget(
   claims: readonly CudaClaim[],
-  /** Index claims that decide the build of the unit's torch, which may set the target with the builds (torchIndexes). */
+  /** Index claims that decide the build of the unit's torch, which may set the target (torchIndexes). */
   deciding?: ReadonlySet<CudaClaim>,
 ): CudaClaim | undefined {
   for (const tier of TIERS) {
@@ -1856,11 +1858,25 @@ export function chooseTarget(
  * context of an included file stands where the command that reads it does.
  */
 export function neverInOneBuild(unit: Unit, a: InstallContext | undefined, b: InstallContext | undefined): boolean {
-  if (!a || !b || a === b) return false;
+  if (!a || !b || a === b || !hasOtherBuild(unit)) return false;
   const x = commandOf(unit, a);
   const y = commandOf(unit, b);
   return excludes(x, y) || excludes(y, x);
 }
+
+/** Whether a command of the unit runs only in another build (asked once per unit: most have none). */
+function hasOtherBuild(unit: Unit): boolean {
+  let answer = OTHER_BUILD.get(unit);
+  if (answer === undefined) {
+    answer =
+      unit.invocations.some(({ members }) => members.some(({ context }) => context.otherBuild)) ||
+      unit.files.some((file) => file.contexts.some((context) => context.otherBuild));
+    OTHER_BUILD.set(unit, answer);
+  }
+  return answer;
+}
+
+const OTHER_BUILD = new WeakMap<Unit, boolean>();
 
 function excludes(a: InstallContext, b: InstallContext): boolean {
   return a.otherBuild !== undefined && b.held !== undefined && a.otherBuild.some((held) => b.held!.includes(held));
@@ -1869,10 +1885,21 @@ function excludes(a: InstallContext, b: InstallContext): boolean {
 /** The Dockerfile command a context runs by: its own where it says its branch, else its invocation's that does. */
 function commandOf(unit: Unit, context: InstallContext): InstallContext {
   if (context.otherBuild || context.held) return context;
-  const invocation = unit.invocations.find(({ members }) => members.some((member) => member.context === context));
-  const command = invocation?.command ?? invocation?.members.find(({ context: c }) => c.otherBuild || c.held)?.context;
-  return command ?? context;
+  let commands = COMMANDS.get(unit);
+  if (!commands) {
+    // Once per unit: each member of an invocation stands where its command does.
+    commands = new Map();
+    for (const invocation of unit.invocations) {
+      const command =
+        invocation.command ?? invocation.members.find(({ context: c }) => c.otherBuild || c.held)?.context;
+      if (command) for (const member of invocation.members) commands.set(member.context, command);
+    }
+    COMMANDS.set(unit, commands);
+  }
+  return commands.get(context) ?? context;
 }
+
+const COMMANDS = new WeakMap<Unit, Map<InstallContext, InstallContext>>();
 
 /** The install context of a claim that rests on a package or an index (not an image's stage). */
 export function claimContext(claim: CudaClaim): InstallContext | undefined {
