@@ -3,6 +3,7 @@ import {
   compareClaims,
   CONDA_CUDA_RELEASE_PACKAGES,
   majorsUnverified,
+  pickSubject,
   withAlternative,
   type CudaClaim,
 } from '../../src/analysis/claims.js';
@@ -519,16 +520,24 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
   // image's is not known, so another major is no certain failure.
   const unknownWheel =
     claim.kind === 'wheel-url' && relation === 'major' && !BUILT_AGAINST_CUDA.has(claim.package?.name ?? '');
+  // A library that loads its CUDA's libraries from the machine (onnxruntime-gpu, ctranslate2: cuBLAS by its soname)
+  // beside a pip environment's torch, where nothing says the machine's CUDA (no image, no conda toolkit): the
+  // machine may hold that major's libraries too, and then each loads its own. Certain only where the unit says them.
+  const machineUnknown =
+    relation === 'major' &&
+    (claim.kind === 'library' || target.kind === 'library') &&
+    !unit.claims.some((one) => one.kind === 'image' || one.kind === 'env' || isCondaToolkit(one));
   const evidence =
     (claim.record ? ` Fact: ${cite(claim.record)}.` : '') +
     (unknownWheel
       ? ` Whether this package's wheel carries its CUDA ${majors.foundMajor} runtime, or runs its CUDA code in a process of its own, is not known here; where it does, a driver for CUDA ${expected} runs it.`
-      : '');
+      : '') +
+    (machineUnknown ? machineNote(claim.kind === 'library' ? claim : target) : '');
   /** A mismatch that is no certain failure: a warning at the claim, the target's line related. */
   const warn = (messageId: 'otherBuild' | 'bundledRuntime', data: Record<string, string>) =>
     report({
       messageId,
-      data: { subject: claim.subject, found, target: target.subject, expected, evidence, ...data },
+      data: { subject: claim.subject, found, target: pickSubject(target), expected, evidence, ...data },
       file: claim.file,
       span: claim.span,
       severity: 'warning',
@@ -549,7 +558,7 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
     data: {
       subject: claim.subject,
       found,
-      target: target.subject,
+      target: pickSubject(target),
       expected,
       how,
       named: claim.subject.replace(/^the /, ''),
@@ -570,7 +579,10 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
     },
     file: claim.file,
     span: claim.span,
-    severity: (relation === 'major' || unsolvable) && !unusedIndex(unit, claim) && !unknownWheel ? 'error' : 'warning',
+    severity:
+      (relation === 'major' || unsolvable) && !unusedIndex(unit, claim) && !unknownWheel && !machineUnknown
+        ? 'error'
+        : 'warning',
     // Majors that differ rest only on the two majors: an unverified row whose major is certain does not soften it.
     unverified:
       relation === 'major' && !unsolvable
@@ -591,6 +603,17 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
  * holds both. The nvidia channel's early 12.x packages do not (a real pixi.lock solves cuda 12.1.0 beside cuda-cccl
  * 12.6.77 from it), and a lock records what was solved: neither is certain, so both keep the plain mismatch.
  */
+/** Why a library's other CUDA major is no certain failure where the unit does not say the machine's CUDA. */
+function machineNote(library: CudaClaim): string {
+  const major = claimCuda(library).split('.')[0]!;
+  return ` ${library.subject} loads the CUDA ${major} libraries it needs (cuBLAS, cuDNN) from the machine or from NVIDIA's wheels, and nothing here says which CUDA the machine has: where it has them too, each loads its own.`;
+}
+
+/** A conda package of NVIDIA's CUDA (cudatoolkit, cuda-toolkit, cuda-runtime …): the environment's own libraries. */
+function isCondaToolkit(claim: CudaClaim): boolean {
+  return claim.kind === 'conda' || claim.kind === 'conda-channel';
+}
+
 function condaExcludes(claim: CudaClaim, target: CudaClaim): boolean {
   const split = (one: CudaClaim): boolean =>
     one.kind === 'conda' &&
