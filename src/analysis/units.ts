@@ -1206,10 +1206,19 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   }
   // A PyTorch index an install names, all of whose torch packages the image already has and keeps (an unpinned
   // `pip install torch torchvision --index-url …/cu118` on runpod/pytorch's torch 2.8.0): it serves nothing.
+  // So is an extra one beside torch requirements whose release pip takes from PyPI, where the unit names no image
+  // (`--extra-index-url …/cu129` beside `torch>=2.0.0`: PyPI's 2.14.0, which the index has no cu129 build of): the
+  // torch's build is the unit's CUDA, and index-url says what the index does not serve.
+  const pypiPicked = new Set(
+    stage === undefined
+      ? implied.flatMap((claim) => (claim.newest && !claim.index && claim.package ? [claim.package] : []))
+      : [],
+  );
   let idle: Set<CudaClaim> | undefined;
-  if (kept?.size)
+  if (kept?.size || pypiPicked.size)
     for (const claim of staticClaims) {
       if (claim.kind !== 'index' || !claim.index || !isPytorchIndex(claim.index.url)) continue;
+      if (claim.index.kind !== 'extra-index-url' && !kept?.size) continue;
       const context = claim.context !== undefined ? claim.file.contexts[claim.context] : undefined;
       const invocation = context ? invocationOf.get(context) : undefined;
       const served = packages.filter(
@@ -1219,7 +1228,8 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
             ? entry.invocation === invocation
             : entry.file === claim.file && entry.pkg.context === claim.context),
       );
-      if (served.length > 0 && served.every((entry) => kept.has(entry.pkg))) (idle ??= new Set()).add(claim);
+      if (served.length > 0 && served.every((entry) => kept?.has(entry.pkg) || pypiPicked.has(entry.pkg)))
+        (idle ??= new Set()).add(claim);
     }
   const claims = [
     ...(notInstalled || relabelled || idle

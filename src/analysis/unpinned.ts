@@ -13,7 +13,7 @@
 import { imageFullName } from '../parsers/image-ref.js';
 import type { ImageFact, IndexFact, PackageFact, ParsedFile, PythonFact } from '../parsers/facts.js';
 import type { KnowledgeBase, TorchRelease } from '../knowledge/index.js';
-import { cudaFromTag, minorOf } from '../knowledge/versions.js';
+import { cudaFromTag, minorOf, tagFromCuda } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
 import { satisfiesPep440 } from '../util/pep440.js';
 import { evaluateMarker } from '../parsers/markers.js';
@@ -264,6 +264,10 @@ export function unitPythons(around: Surroundings, kb: KnowledgeBase): readonly s
 interface PypiPicks {
   readonly pythons: readonly string[];
   readonly picks: readonly TorchRelease[];
+  /** The CUDA of each pick's build: PyPI's, or an extra PyTorch index's where it has the release (viaIndex). */
+  readonly cudas: readonly string[];
+  /** The extra PyTorch index each pick's build comes from, where one has it (a unit that names no image). */
+  readonly viaIndex: readonly (IndexFact | undefined)[];
   /** The Pythons, naming where each comes from where the unit says (pythonsAround). */
   readonly described: string;
 }
@@ -324,13 +328,27 @@ function pypiPicks(
   // index has every release); one that does not leaves PyPI's build (what the index-url rule says of such an index),
   // so the claim stands where an image's CUDA is there to compare it with. Without one, the index's builds would be
   // compared with a torch that does not come from it: the index-url rule's warning says all there is.
+  // Where the unit names no image, that index's build for the Pythons whose release it has, and PyPI's for the others
+  // (`--extra-index-url …/cu129` beside `torch>=2.0.0`: 2.8.0's cu129 build on Python 3.9, PyPI's 2.14.0, a CUDA 13.0
+  // build, on 3.10 and later): each is what pip installs there.
+  const viaIndex: (IndexFact | undefined)[] = picks.map(() => undefined);
   for (const index of indexes) {
     if (!isPytorchIndex(index.url)) continue;
     const served = servedVariant(index.url);
-    if (!served || served === 'all' || served.tag === 'cpu' || around.images.length === 0) return undefined;
-    if (picks.some((pick) => kb.torchBuilds(pick!).has(served.tag))) return undefined;
+    if (!served || served === 'all' || served.tag === 'cpu' || served.cuda === undefined) return undefined;
+    const has = picks.map((pick) => kb.torchBuilds(pick!).has(served.tag));
+    // One that has none of them serves torch nothing: PyPI's build is installed (what index-url says of it).
+    if (!has.some(Boolean)) continue;
+    if (around.images.length > 0 || has.every(Boolean)) return undefined;
+    has.forEach((taken, i) => {
+      if (taken) viaIndex[i] ??= index;
+    });
   }
-  return { pythons, picks: picks as TorchRelease[], described };
+  const cudas = picks.map((pick, i) => {
+    const index = viaIndex[i];
+    return index ? cudaFromUrl(index.url)!.cuda : pypiCuda(pick!);
+  });
+  return { pythons, picks: picks as TorchRelease[], cudas, viaIndex, described };
 }
 
 /**
@@ -361,8 +379,8 @@ export function newestTorchClaim(
 ): CudaClaim | undefined {
   const found = pypiPicks(pkg, install, around, kb);
   if (!found) return undefined;
-  const { picks, described } = found;
-  const builds = new Set(picks.map(pypiCuda));
+  const { picks, described, cudas } = found;
+  const builds = new Set(cudas);
   const majors = new Set([...builds].map((cuda) => cuda.split('.')[0]!));
   if (majors.size !== 1) return undefined;
   // One build for every Python: its CUDA, as an exact pin of it says; else the major they share.
@@ -408,23 +426,29 @@ export function newestTorchAlternatives(
 ): Alternatives | undefined {
   const found = pypiPicks(pkg, install, around, kb);
   if (!found) return undefined;
-  const { pythons, picks } = found;
-  if (new Set(picks.map((pick) => pypiCuda(pick).split('.')[0])).size < 2) return undefined;
-  const byRelease = new Map<TorchRelease, string[]>();
-  picks.forEach((pick, i) => byRelease.set(pick, [...(byRelease.get(pick) ?? []), pythons[i]!]));
-  const claims = [...byRelease].map(([release, on]) =>
+  const { pythons, picks, cudas, viaIndex } = found;
+  if (new Set(cudas.map((cuda) => cuda.split('.')[0])).size < 2) return undefined;
+  // One claim per build: a release and where it comes from (PyPI, or an extra index that has it).
+  const byBuild = new Map<string, { release: TorchRelease; cuda: string; index?: IndexFact; on: string[] }>();
+  picks.forEach((pick, i) => {
+    const key = `${pick.version} ${cudas[i]}`;
+    const entry = byBuild.get(key);
+    if (entry) entry.on.push(pythons[i]!);
+    else byBuild.set(key, { release: pick, cuda: cudas[i]!, index: viaIndex[i], on: [pythons[i]!] });
+  });
+  const claims = [...byBuild.values()].map(({ release, cuda, index, on }) =>
     cudaClaim({
       kind: 'implied',
       file,
       context: pkg.context,
-      cuda: pypiCuda(release),
+      cuda,
       precision: 'minor',
       span: pkg.span,
       subject: pickedSubject(pkg),
       package: pkg,
       record: release,
       index: undefined,
-      newest: `${release.version} on Python ${on.join(', ')}`,
+      newest: `${release.version}${index ? ` (its ${tagFromCuda(cuda)} build from ${index.url})` : ''} on Python ${on.join(', ')}`,
     }),
   );
   const image = around.base ?? around.images[0];
