@@ -90,6 +90,8 @@ const HELPS = {
   archList:
     'Extensions built with this list carry no kernels for compute capability {{cc}} and fail with "no kernel image is available". Source: {{source}}',
   tooOldAll: `CUDA {{cuda}} generates no cubin that runs on these GPUs: neither for them nor for an earlier minor of their major, whose cubins they would run (${BINARY_COMPATIBILITY}). What is built with it runs there only where it ships PTX, which the driver compiles when the program starts (${PTX_COMPATIBILITY}).`,
+  archListAll:
+    'Extensions built with this list carry no kernels for these GPUs and fail with "no kernel image is available".',
   noKernelsAll:
     'torch raises "no kernel image is available for execution on the device" on these GPUs. Use a build that includes their architectures.',
   droppedAll:
@@ -104,6 +106,7 @@ const MESSAGES = {
     '{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpu}} (compute capability {{cc}}); the last CUDA for it is {{last}}.x',
   noKernels: '{{subject}} has no kernels for {{gpu}} (sm_{{sm}}): it is compiled for {{archs}}',
   archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
+  archListAll: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpus}}',
   tooOldAll: '{{subject}} uses CUDA {{cuda}}, which compiles no native code for {{gpus}}{{fromPtx}}',
   noKernelsAll: '{{subject}} has no kernels for {{gpus}}: it is compiled for {{archs}}',
   droppedAll: '{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpus}}',
@@ -364,6 +367,7 @@ const MERGED: Partial<Record<MessageId, MessageId>> = {
   tooOld: 'tooOldAll',
   noKernels: 'noKernelsAll',
   dropped: 'droppedAll',
+  archList: 'archListAll',
 };
 
 /**
@@ -373,13 +377,16 @@ const MERGED: Partial<Record<MessageId, MessageId>> = {
 function mergeDrafts(drafts: readonly Draft<MessageId>[]): Draft<MessageId> {
   const first = drafts[0]!;
   const many = MERGED[first.messageId];
-  if (drafts.length === 1 || !many || drafts.some((draft) => draft.fix)) return first;
+  // A fix stands for every GPU of the place only where it is one (the arch list's adds them all).
+  if (drafts.length === 1 || !many || (drafts.some((draft) => draft.fix) && first.messageId !== 'archList'))
+    return first;
   // One GPU said once (two stages of one file judged at the same line name it twice).
   const gpus = [...new Set(drafts.map((draft) => String(draft.data?.gpu)))];
   if (gpus.length === 1) return first;
   const each = (draft: Draft<MessageId>): string => {
     const data = draft.data ?? {};
     if (first.messageId === 'noKernels') return `${String(data.gpu)} (sm_${String(data.sm)})`;
+    if (first.messageId === 'archList') return `${String(data.gpu)} (compute capability ${String(data.cc)})`;
     return listedGpu(first.messageId, {
       name: String(data.gpu),
       cc: String(data.cc),
@@ -702,17 +709,29 @@ function checkArchList(file: ParsedFile, env: EnvFact, fleet: readonly FleetGpu[
     if (match[2]) ptx.push(match[1]!);
   }
   if (sass.length === 0) return;
-  for (const gpu of fleet) {
-    if (runsOn(gpu.cc, sass, ptx)) continue;
-    const separator = env.value.includes(';') ? ';' : ' ';
-    const editable = file.source.text.slice(env.valueSpan.start, env.valueSpan.end) === env.value;
-    const fix: Fix | undefined = editable
-      ? {
-          title: `Add ${gpu.cc} to TORCH_CUDA_ARCH_LIST`,
-          safety: 'safe',
-          edits: [{ path: file.path, range: [env.valueSpan.end, env.valueSpan.end], text: `${separator}${gpu.cc}` }],
-        }
-      : undefined;
+  const missing = fleet.filter((gpu) => !runsOn(gpu.cc, sass, ptx));
+  if (missing.length === 0) return;
+  // One fix, at the first GPU's finding, that adds every missing capability: a fix of one GPU alone would leave the
+  // others' findings with another value in their message, which verification counts as new.
+  // A list of one entry takes `;` (PyTorch's cpp_extension reads `;` and spaces alike): a space would make the rest of
+  // an unquoted `ENV KEY=8.7` another name=value word, which BuildKit refuses ("can't find = in").
+  const separator = !env.value.includes(';') && /\s/.test(env.value) ? ' ' : ';';
+  const editable = file.source.text.slice(env.valueSpan.start, env.valueSpan.end) === env.value;
+  const added = [...new Set(missing.map((gpu) => gpu.cc))];
+  const fix: Fix | undefined = editable
+    ? {
+        title: `Add ${added.join(' and ')} to TORCH_CUDA_ARCH_LIST`,
+        safety: 'safe',
+        edits: [
+          {
+            path: file.path,
+            range: [env.valueSpan.end, env.valueSpan.end],
+            text: added.map((cc) => `${separator}${cc}`).join(''),
+          },
+        ],
+      }
+    : undefined;
+  for (const [k, gpu] of missing.entries()) {
     report({
       messageId: 'archList',
       data: { value: env.value, gpu: gpu.label, cc: gpu.cc, source: cite(gpu.record) },
@@ -720,7 +739,7 @@ function checkArchList(file: ParsedFile, env: EnvFact, fleet: readonly FleetGpu[
       span: env.span,
       severity: 'warning',
       unverified: isUnverified(gpu.record),
-      ...(fix ? { fix } : {}),
+      ...(fix && k === 0 ? { fix } : {}),
     });
   }
 }
