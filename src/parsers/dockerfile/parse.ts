@@ -545,6 +545,15 @@ function recordProperties(reading: Reading, instruction: InstructionView, where:
   for (const property of instruction.properties()) {
     const key = property.name;
     const found = propertyValue(source, property);
+    if (!found && kind === 'ENV') {
+      // Every word of `ENV a=1 b=2` is a name=value pair, and the older `ENV NAME value` form needs a value: BuildKit
+      // refuses `ENV A=8.7 8.0` ("can't find = in \"8.0\". Must be of the form: name=value").
+      sink.problems.push({
+        span: property.nameSpan,
+        message: `ENV needs a value for ${key}: every word of ENV name=value is a name=value pair, so docker build refuses this line (quote a value with spaces: ENV NAME="a b")`,
+      });
+      continue;
+    }
     if (!found) {
       // `ARG NAME` in a stage re-exposes the global default; without one the value comes from --build-arg.
       const global = globals?.get(key);
