@@ -653,8 +653,9 @@ function dockerStageUnit(
   }
   const inStage = (member: ParsedFile, context: number | undefined): boolean =>
     context === undefined || (selected.get(member)?.has(context) ?? true);
+  const superseded = routedElsewhere(selected);
   const kept = (member: ParsedFile, pkg: PackageFact | undefined): boolean =>
-    !pkg || !skipped.get(member)?.has(pkg.name);
+    !pkg || (!skipped.get(member)?.has(pkg.name) && !superseded?.has(pkg));
   // An index (a uv.lock's registry, a pyproject's [[tool.uv.index]]) whose every package the command leaves out
   // (`uv sync --no-install-package torch --no-install-package torchvision` on an image that ships them) serves nothing.
   const servesNothing = (member: ParsedFile, claim: CudaClaim): boolean => {
@@ -749,6 +750,28 @@ export function selectedContexts(
     const tool = defaultFor(context, selection);
     return tool !== undefined && tools.some((name) => tool.includes(name));
   });
+}
+
+/**
+ * Of a project's selections that one command installs together (`uv sync --extra torch-cu118 --extra extras`), the
+ * requirements that another selected selection routes to an index of its own: uv resolves one environment, in which
+ * a source for an active extra routes the package (astral-sh/uv#9160, "Using uv with PyTorch"), so the base
+ * dependency's `torch` that the `extras` selection alone would take from PyPI is the cu118 index's torch. Undefined
+ * where no command selects several.
+ */
+function routedElsewhere(selected: ReadonlyMap<ParsedFile, ReadonlySet<number>>): ReadonlySet<PackageFact> | undefined {
+  let superseded: Set<PackageFact> | undefined;
+  const routed = (member: ParsedFile, pkg: PackageFact): boolean =>
+    member.contexts[pkg.context]?.indexes.some((index) => index.uvIndex && !isPypiIndex(index.url)) === true;
+  for (const [member, ids] of selected) {
+    if (ids.size < 2 || member.kind !== 'pyproject') continue;
+    const names = new Set<string>();
+    for (const pkg of member.packages) if (ids.has(pkg.context) && routed(member, pkg)) names.add(pkg.name);
+    if (names.size === 0) continue;
+    for (const pkg of member.packages)
+      if (ids.has(pkg.context) && names.has(pkg.name) && !routed(member, pkg)) (superseded ??= new Set()).add(pkg);
+  }
+  return superseded;
 }
 
 /** The selection that names a tool's default groups (`*default-groups poetry`). */
