@@ -761,15 +761,21 @@ export function selectedContexts(
  */
 function routedElsewhere(selected: ReadonlyMap<ParsedFile, ReadonlySet<number>>): ReadonlySet<PackageFact> | undefined {
   let superseded: Set<PackageFact> | undefined;
+  // Routed on every machine to an index of the project's own (not one a marker routes a machine to, nor PyPI named).
   const routed = (member: ParsedFile, pkg: PackageFact): boolean =>
-    member.contexts[pkg.context]?.indexes.some((index) => index.uvIndex && !isPypiIndex(index.url)) === true;
+    member.contexts[pkg.context]?.indexes.some(
+      (index) => index.uvIndex && !index.machines && !isPypiIndex(index.url),
+    ) === true;
+  // Routed nowhere: from the default index.
+  const unrouted = (member: ParsedFile, pkg: PackageFact): boolean =>
+    member.contexts[pkg.context]?.indexes.every((index) => !index.uvIndex) !== false;
   for (const [member, ids] of selected) {
     if (ids.size < 2 || member.kind !== 'pyproject') continue;
     const names = new Set<string>();
     for (const pkg of member.packages) if (ids.has(pkg.context) && routed(member, pkg)) names.add(pkg.name);
     if (names.size === 0) continue;
     for (const pkg of member.packages)
-      if (ids.has(pkg.context) && names.has(pkg.name) && !routed(member, pkg)) (superseded ??= new Set()).add(pkg);
+      if (ids.has(pkg.context) && names.has(pkg.name) && unrouted(member, pkg)) (superseded ??= new Set()).add(pkg);
   }
   return superseded;
 }
