@@ -154,8 +154,13 @@ export function heldLess<M extends string>(
   report: Reporter<M>,
 ): Reporter<M> {
   const notRun = scope.notRun(unit);
+  // What does not run on the fleet gets no fix for the fleet's GPUs (a Jetson build's arch list keeps its own).
   if (notRun)
-    return (draft) => report({ ...draft, severity: 'notice', help: `${helpText(helps, draft) ?? ''} ${notRun}` });
+    return (draft) => {
+      const rest: Draft<M> = { ...draft };
+      delete (rest as { fix?: unknown }).fix;
+      report({ ...rest, severity: 'notice', help: `${helpText(helps, draft) ?? ''} ${notRun}` });
+    };
   const copy = buildStageCopy(unit);
   if (!copy) return report;
   return (draft) =>

@@ -203,7 +203,12 @@ export default defineRule({
       }
     }
     if (fleet.length > 0)
-      for (const file of files) for (const env of ownArchValues(file.env)) checkArchList(file, env, fleet, fleetReport);
+      for (const file of files)
+        for (const env of ownArchValues(file.env)) {
+          // A list in a stage that does not run on the fleet as it is (a Jetson build's `8.7;11.0`): said as such.
+          const unit = units.find((one) => one.root === file && one.stage === env.stage && !one.container);
+          checkArchList(file, env, fleet, unit ? heldLess(unit, scope, HELPS, fleetReport) : fleetReport);
+        }
     held?.flush();
     merged?.flush();
   },

@@ -45,6 +45,10 @@ export function fleetScope(files: readonly ParsedFile[], kb: KnowledgeBase): Fle
       const jetson = base && !base.unresolved ? kb.jetsonImage(imageFullName(base)) : undefined;
       if (base && jetson)
         return `This stage is built on ${base.reference}, an image for NVIDIA Jetson boards (arm64, L4T), whose CUDA driver comes with the board's L4T release: what it installs runs there, not on the fleet's pools (${jetson.source[0]!.split(' ')[0]}).`;
+      // A stage that installs from NVIDIA's Jetson apt repository (roboflow/inference's Jetson images on ubuntu:24.04):
+      // its CUDA packages are built for the boards.
+      if (unit.stage !== undefined && unit.root.kind === 'dockerfile' && jetsonRepository(unit.root, unit.stage))
+        return `This stage installs from NVIDIA's Jetson apt repository (${JETSON_REPOSITORY_SOURCE}), whose CUDA packages are built for Jetson boards (arm64, L4T): what it installs runs there, not on the fleet's pools.`;
       const workloads = cpuOnly.get(unit.root.path);
       if (workloads)
         return `The workloads that run this Dockerfile's image here get no GPU (${workloads.join(', ')}), so its CUDA is never loaded on the fleet's GPUs.`;
@@ -70,6 +74,19 @@ export function fleetScope(files: readonly ParsedFile[], kb: KnowledgeBase): Fle
       return undefined;
     },
   };
+}
+
+/** NVIDIA's apt repository for Jetson (JetPack's packages for L4T), as a Dockerfile adds it to apt's sources. */
+const JETSON_REPOSITORY = /\brepo\.download\.nvidia\.com\/jetson\//;
+const JETSON_REPOSITORY_SOURCE =
+  'docs.nvidia.com/jetson/archives/r38.2/DeveloperGuide/SD/SoftwarePackagesAndTheUpdateMechanism.html';
+
+/** Whether a Dockerfile stage's own text adds NVIDIA's Jetson apt repository. */
+function jetsonRepository(file: ParsedFile, stage: number): boolean {
+  const start = file.stages[stage]?.span.start;
+  if (start === undefined) return false;
+  const end = file.stages[stage + 1]?.span.start ?? file.source.text.length;
+  return JETSON_REPOSITORY.test(file.source.text.slice(start, end));
 }
 
 /** Other vendors' PyTorch backends and compilers, by package, with the page that says what it runs on. */
