@@ -1299,6 +1299,14 @@ function readExpansion(script: Mapped, at: number, resolve: Resolver, braces: Cl
     return { ...output, next };
   }
   if (text[at + 1] !== '{') {
+    // A positional or special parameter (`"$1"` after `set -- /tmp/wheels/triton-*.whl`, `$@`, `$?`): its value is the
+    // script's own, only known when the build runs.
+    const special = /^[0-9@*#?$!-]/.exec(text[at + 1] ?? '')?.[0];
+    if (special)
+      return {
+        unresolved: `$${special} is a parameter of the running script (its arguments, \`set --\`), only known when the build runs`,
+        next: at + 2,
+      };
     NAME_AT.lastIndex = at + 1;
     const match = NAME_AT.exec(text);
     if (!match) return undefined;
