@@ -543,8 +543,7 @@ export function imageWithoutCuda(image: ImageFact, kb: KnowledgeBase): string | 
     return 'a Docker Official Image, which ships no CUDA of its own';
   const name = imageFullName(image);
   const os = kb.osImage(name);
-  if (os)
-    return `a minimal OS image with no CUDA of its own (${os.source.map((source) => source.split(' ')[0]).join(', ')})`;
+  if (os) return `a minimal OS image with no CUDA of its own (${sourceNaming(os.source, image.repository)})`;
   const driverTool = kb.driverToolImage(name);
   if (driverTool)
     return `one of NVIDIA's GPU management tools, which reads the GPUs through the driver (NVML) and turns off the container toolkit's CUDA requirement, so no CUDA of it needs a newer driver (${driverTool.source.map((source) => source.split(' ')[0]).join(', ')})`;
@@ -567,6 +566,19 @@ export function imageWithoutCuda(image: ImageFact, kb: KnowledgeBase): string | 
   if (accelerator)
     return `an image for ${accelerator.vendor}, which ships no CUDA (${accelerator.source[0]!.split(' ')[0]})`;
   return undefined;
+}
+
+/**
+ * The address of the source that names an image's repository (its last part, else any part: `pause`, `ubi-minimal`,
+ * `distroless`), of a record whose one pattern covers many images; all of them where none does.
+ */
+function sourceNaming(sources: readonly string[], repository: string): string {
+  const parts = repository.toLowerCase().split('/').reverse();
+  for (const part of parts) {
+    const found = sources.find((source) => source.toLowerCase().includes(part));
+    if (found) return found.split(' ')[0]!;
+  }
+  return sources.map((source) => source.split(' ')[0]).join(', ');
 }
 
 /**
