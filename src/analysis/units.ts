@@ -1458,15 +1458,38 @@ function keptTorch(
         earlier.at.span.start < at.span.start &&
         (earlier.pkg.exact === undefined || admitsInstalled(pkg.specifier, earlier.pkg.exact)),
     );
-  const kept = new Set<PackageFact>(keptPinners);
+  // A virtual environment the stage makes and puts first on PATH before the install (flytesnacks' `python3 -m venv
+  // /opt/venv` and `ENV PATH="/opt/venv/bin:$PATH"` on pytorch/pytorch): its pip sees none of the image's packages
+  // (docs.python.org/3/library/venv.html: isolated from the base's site-packages unless --system-site-packages).
+  const venvAt = freshVenvAt(root, stage);
+  const sees = (at: InstallContext): boolean => venvAt === undefined || at.span.start < venvAt;
+  const kept = new Set<PackageFact>(keptPinners.filter(() => venvAt === undefined));
   for (const { pkg, at } of candidates)
     if (
       Math.min(firstUnread, firstUnpinned) < at.span.start ||
       keptFromAddress(pkg, at) ||
-      (shipped !== undefined ? admitsInstalled(pkg.specifier, shipped) : vendorTorch)
+      (sees(at) && (shipped !== undefined ? admitsInstalled(pkg.specifier, shipped) : vendorTorch))
     )
       kept.add(pkg);
   return kept;
+}
+
+/**
+ * Where a Dockerfile stage starts installing into a virtual environment of its own, isolated from the image's
+ * packages: the end of the first `ENV PATH=…/bin…` (or VIRTUAL_ENV) after a `python -m venv`, `virtualenv` or `uv venv`
+ * that does not ask for the system's site-packages. Undefined where it makes none.
+ */
+function freshVenvAt(root: ParsedFile, stage: number): number | undefined {
+  const start = root.stages[stage]?.span.start;
+  if (start === undefined) return undefined;
+  const end = root.stages[stage + 1]?.span.start ?? root.source.text.length;
+  const text = root.source.text.slice(start, end);
+  const made = /(?:-m\s+venv|\bvirtualenv|\buv\s+venv)\b([^\n]*)/.exec(text);
+  if (!made || /--system-site-packages/.test(made[1]!)) return undefined;
+  const activated = /^\s*ENV\s+(?:[^\n]*\b(?:PATH\s*=?\s*["']?[^\n]*\/bin\b|VIRTUAL_ENV\s*=))/gim;
+  activated.lastIndex = made.index;
+  const found = activated.exec(text);
+  return found ? start + found.index + found[0].length : undefined;
 }
 
 /**
