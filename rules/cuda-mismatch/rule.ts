@@ -553,6 +553,7 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
   if (elsewhere) return warn('otherBuild', { index: elsewhere.url });
   if (bundlesRuntime(unit, claim, target)) return warn('bundledRuntime', majors);
   const unsolvable = condaExcludes(claim, target);
+  const refusesImport = relation === 'minor' && torchaudioRefuses(unit, claim);
   report({
     messageId: unsolvable ? 'condaSolve' : mismatchMessage(claim, relation),
     data: {
@@ -563,10 +564,12 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
       how,
       named: claim.subject.replace(/^the /, ''),
       newest: claim.newest ?? '',
-      why: formatMessage(WHY[relation === 'minor' && olderMinor(found, expected) ? 'olderMinor' : relation], {
-        ...majors,
-        expected,
-      }),
+      why: refusesImport
+        ? TORCHAUDIO_CHECK
+        : formatMessage(WHY[relation === 'minor' && olderMinor(found, expected) ? 'olderMinor' : relation], {
+            ...majors,
+            expected,
+          }),
       pin: claim.newest && claim.kind !== 'apt' ? pinAdvice(expected, kb) : '',
       pinBuild: claim.index?.addedBy
         ? ` ${claim.index.addedBy} installs the newest build of this release whose CUDA is at most its build.cuda, and strips a local version label: set build.cuda to the CUDA of a build this release has, or pin a release that has a CUDA ${expected} build. Source: https://github.com/replicate/cog/blob/6110c912377d4ded0f57165d305821a14a9a4418/pkg/config/compatibility.go (torchGPUPackage)`
@@ -580,7 +583,8 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
     file: claim.file,
     span: claim.span,
     severity:
-      (relation === 'major' || unsolvable) && !unusedIndex(unit, claim) && !unknownWheel && !machineUnknown
+      ((relation === 'major' || unsolvable) && !unusedIndex(unit, claim) && !unknownWheel && !machineUnknown) ||
+      refusesImport
         ? 'error'
         : 'warning',
     // Majors that differ rest only on the two majors: an unverified row whose major is certain does not soften it.
@@ -603,6 +607,24 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
  * holds both. The nvidia channel's early 12.x packages do not (a real pixi.lock solves cuda 12.1.0 beside cuda-cccl
  * 12.6.77 from it), and a lock records what was solved: neither is certain, so both keep the plain mismatch.
  */
+/**
+ * torchaudio compares the CUDA it was built with, major and minor, against torch's at import and raises where they
+ * differ (pytorch/audio, torchaudio/_extension/utils.py, `_check_cuda_version`): a build of another minor than the
+ * unit's torch does not load, which backward compatibility does not change (torchvision checks the major alone).
+ */
+function torchaudioRefuses(unit: Unit, claim: CudaClaim): boolean {
+  if (claim.package?.name !== 'torchaudio' || claim.precision !== 'minor') return false;
+  const torch = unit.claims.find(
+    (one) =>
+      one.precision === 'minor' &&
+      (one.package?.name === 'torch' || (one.package?.name === 'pytorch' && one.package.ecosystem === 'conda')),
+  );
+  return torch !== undefined && claimCuda(torch) !== claimCuda(claim);
+}
+
+const TORCHAUDIO_CHECK =
+  'torchaudio checks the CUDA it was built with against torch\'s at import, to the minor, and stops: "Detected that PyTorch and TorchAudio were compiled with different CUDA versions" (pytorch/audio, torchaudio/_extension/utils.py, _check_cuda_version).';
+
 /** Why a library's other CUDA major is no certain failure where the unit does not say the machine's CUDA. */
 function machineNote(library: CudaClaim): string {
   const major = claimCuda(library).split('.')[0]!;
