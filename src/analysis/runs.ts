@@ -125,7 +125,9 @@ function otherPlatform(path: string): string | undefined {
   const word =
     /(?:^|[_.-])(mps|darwin|macos|osx|coreml|cpu|rocm\d*|xpu|npu|hpu|gaudi|tpu|neuron|intel|ascend|l4t\d*|jetson|windows|win(?:32|64)?)(?:[_.-]|$)/.exec(
       name.replace(/\.(?:txt|in)$/, ''),
-    )?.[1];
+    )?.[1] ??
+    // Or a folder of one operating system's (TensorRT-Model-Optimizer's examples/windows/…/requirements.txt).
+    /(?:^|\/)(windows|macos|darwin|osx)\//i.exec(path)?.[1]?.toLowerCase();
   if (!word || !(/requirements?|^reqs?[_.-]|[_.-]reqs?$/.test(name) || /(?:^|\/)requirements\//.test(path)))
     return undefined;
   // Core ML runs on Apple's devices alone (whisper.cpp's requirements-coreml.txt: coremltools, ane_transformers).
