@@ -909,7 +909,7 @@ const PREFIXES = new Set(['sudo', 'env', 'time', 'exec', 'nohup', 'command']);
  * `! …`, `{ …; }`): the command after them runs. `for`, `case` and `select` are not here: the words after them are no
  * command.
  */
-const RESERVED = new Set(['then', 'else', 'elif', 'do', 'if', 'while', 'until', '!', '{']);
+export const RESERVED = new Set(['then', 'else', 'elif', 'do', 'if', 'while', 'until', '!', '{']);
 
 export function stripPrefixes(command: Command): Word[] {
   let i = 0;

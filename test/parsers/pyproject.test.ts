@@ -540,9 +540,10 @@ describe('the real pyproject.toml files (fixtures/corpus-packaging)', () => {
   });
 
   it("34 ML-Dev-Kit: torchaudio is never routed, so every extra mixes builds (the reviewer's INCONSISTENT)", () => {
+    // torchaudio refuses to import beside a torch of another CUDA minor (its _check_cuda_version): errors, each.
     expect(check('34__tonnetonne814__ML-Dev-Kit__pyproject.toml')).toEqual([
-      'pyproject.toml:31:4: warning: torchaudio==2.7.0 installs the CUDA 12.6 build that plain PyPI gives on Linux x86_64, but torch==2.7.0 sets CUDA 12.8 [cuda-mismatch]',
-      'pyproject.toml:36:4: warning: torchaudio==2.6.0 installs the CUDA 12.4 build that plain PyPI gives on Linux x86_64, but torch==2.6.0 sets CUDA 12.6 [cuda-mismatch]',
+      'pyproject.toml:31:4: error: torchaudio==2.7.0 installs the CUDA 12.6 build that plain PyPI gives on Linux x86_64, but torch==2.7.0 sets CUDA 12.8 [cuda-mismatch]',
+      'pyproject.toml:36:4: error: torchaudio==2.6.0 installs the CUDA 12.4 build that plain PyPI gives on Linux x86_64, but torch==2.6.0 sets CUDA 12.6 [cuda-mismatch]',
       'pyproject.toml:41:4: error: torchaudio==2.5.1 installs the CUDA 12.4 build that plain PyPI gives on Linux x86_64, but torch==2.5.1 sets CUDA 11.8 [cuda-mismatch]',
       'pyproject.toml:73:7: error: the index https://download.pytorch.org/whl/cpu serves CPU-only builds, but torchaudio==2.7.0 targets CUDA 12.6 [cpu-wheel]',
     ]);

@@ -15,6 +15,8 @@ import {
   lockExport,
   mayInstall,
   recordInstallCommand,
+  RESERVED,
+  stripPrefixes,
   unreadInstall,
   type LockExport,
 } from '../installers.js';
@@ -885,7 +887,9 @@ function recordRun(
     for (const [k, words] of commands.entries()) {
       const redirected = stdout[k];
       if (redirected && !redirected.startsWith('/dev/')) inline.make(stage, redirected);
-      if (words[0]?.text === 'cd') clones.cd(words.map((word) => word.text));
+      // `cd` may follow a reserved word (`if …; then cd pytorch && pip install -r requirements.txt`).
+      const bare = words[0]?.text === 'cd' ? words : RESERVED.has(words[0]?.text ?? '') ? stripPrefixes(words) : [];
+      if (bare[0]?.text === 'cd') clones.cd(bare.map((word) => word.text));
       // Before the install readers: a clone's address may name pip or conda (`git clone …/conda-forge/…`).
       const clone = words.length > 2 && words.some((word) => word.text === 'clone') ? cloneOf(words) : undefined;
       if (clone) clones.add(stage, clone);
