@@ -163,7 +163,9 @@ export function cudaClaim(f: CudaClaim): CudaClaim {
  */
 export function pickSubject(claim: CudaClaim): string {
   const version = todaysPick(claim);
-  return version ? `${claim.subject} (torch ${version} today, its ${tagFromCuda(claim.cuda)} build on PyPI)` : claim.subject;
+  return version
+    ? `${claim.subject} (torch ${version} today, its ${tagFromCuda(claim.cuda)} build on PyPI)`
+    : claim.subject;
 }
 
 /** The torch release an unpinned torch or a range resolves to today, where the unit says one (see pickSubject). */

@@ -119,7 +119,7 @@ describe('real-world corpus', () => {
     expect(findings(old, EMPTY_BASELINE, 'cuda-mismatch')).toEqual([]);
   });
 
-  it('38 whisperX: unpinned torch, a faster-whisper of CUDA 12 beside today\'s CUDA 13 torch', () => {
+  it("38 whisperX: unpinned torch, a faster-whisper of CUDA 12 beside today's CUDA 13 torch", () => {
     const file = load('38');
     // ctranslate2 loads CUDA 11's cuBLAS before 4.0 and CUDA 12's from 4.0: `<4.5.0` admits both (faster-whisper 1.1.0
     // narrows it to 4.x, which only a resolver works out), so a baseline that asks for exact pins names it too.
