@@ -66,8 +66,9 @@ function wildcardPrefix(pkg: PackageFact): string | undefined {
  * none belongs together. Where the knowledge has no release a prefix admits, nothing is said.
  */
 function checkWildcards(unit: Unit, kb: KnowledgeBase, report: Reporter<MessageId>): void {
+  // Most units pin no prefix: a test of the specifier's end first, before any list is made.
+  if (!unit.packages.some(({ pkg }) => pkg.specifier.endsWith('.*') && wildcardPrefix(pkg) !== undefined)) return;
   const pip = unit.packages.filter(({ pkg }) => pkg.ecosystem === 'pip' && !pkg.url);
-  if (!pip.some(({ pkg }) => wildcardPrefix(pkg))) return;
   const torch = pip.find(({ pkg }) => pkg.name === 'torch' && (pkg.exact || wildcardPrefix(pkg)));
   if (!torch) return;
   const admits = (pkg: PackageFact, version: string): boolean =>

@@ -169,16 +169,17 @@ export default defineRule({
         // [tool.uv.sources] entry) is never installed from beside a pin of another machine (Kokoro-FastAPI).
         if (!mayHoldTogether(claim.index?.machines, target.package?.markers)) return [];
         if (!mayHoldTogether(claim.package?.markers, target.index?.machines)) return [];
+        const relation = compareClaims(claim, target);
+        if (relation === 'same') return [];
         // The two branches of an `if` a build argument decides are never installed in one build.
         if (neverInOneBuild(unit, claimContext(claim), claimContext(target))) return [];
-        const relation = compareClaims(claim, target);
         // NVIDIA's component wheels of one major at different minors (levanter's lock: nvcc 12.9.86 beside cupti
         // 12.8.90, as jax-cuda12-plugin's independent floors resolve) are separate libraries, each loaded on its own;
         // neither is the CUDA the other runs on, so the first one listed is no target to hold the rest to.
         if (relation === 'minor' && claim.kind === 'nvidia-wheel' && target.kind === 'nvidia-wheel') return [];
         // A range whose every release is of another major says so, whatever release pip takes today.
         if (relation === 'major' && claim.certainMajor) return [{ claim: claim.certainMajor, relation }];
-        return relation === 'same' ? [] : [{ claim, relation }];
+        return [{ claim, relation }];
       });
       // Builds a meta-package pulls in for every CUDA major (nixl on nixl-cu12 and nixl-cu13), whose sibling for the
       // target's CUDA is there too: one notice for the meta-package, not an error for each build.

@@ -222,6 +222,15 @@ const BUILD_ONLY = new WeakMap<ParsedFile, ReadonlyMap<number, CopyFact>>();
  * https://docs.astral.sh/uv/pip/compile/.
  */
 export function compiledInputs(files: readonly ParsedFile[]): ReadonlyMap<string, string> {
+  // Asked by several rules of one check: worked out once per list of files.
+  let inputs = COMPILED.get(files);
+  if (!inputs) COMPILED.set(files, (inputs = findCompiledInputs(files)));
+  return inputs;
+}
+
+const COMPILED = new WeakMap<readonly ParsedFile[], ReadonlyMap<string, string>>();
+
+function findCompiledInputs(files: readonly ParsedFile[]): ReadonlyMap<string, string> {
   const inputs = new Map<string, string>();
   let paths: ReadonlySet<string> | undefined;
   for (const file of files) {
