@@ -887,8 +887,10 @@ function recordRun(
     for (const [k, words] of commands.entries()) {
       const redirected = stdout[k];
       if (redirected && !redirected.startsWith('/dev/')) inline.make(stage, redirected);
-      // `cd` may follow a reserved word (`if …; then cd pytorch && pip install -r requirements.txt`).
-      const bare = words[0]?.text === 'cd' ? words : RESERVED.has(words[0]?.text ?? '') ? stripPrefixes(words) : [];
+      // `cd` may follow a reserved word (`if …; then cd pytorch && pip install -r requirements.txt`) or assignments
+      // (`TORCH_CUDA_ARCH_LIST=… cd pytorch/ && pip install .`, aws-do-eks' MPI image).
+      const first = words[0]?.text ?? '';
+      const bare = first === 'cd' ? words : RESERVED.has(first) || first.includes('=') ? stripPrefixes(words) : [];
       if (bare[0]?.text === 'cd') clones.cd(bare.map((word) => word.text));
       // Before the install readers: a clone's address may name pip or conda (`git clone …/conda-forge/…`).
       const clone = words.length > 2 && words.some((word) => word.text === 'clone') ? cloneOf(words) : undefined;
