@@ -1486,10 +1486,16 @@ function freshVenvAt(root: ParsedFile, stage: number): number | undefined {
   const text = root.source.text.slice(start, end);
   const made = /(?:-m\s+venv|\bvirtualenv|\buv\s+venv)\b([^\n]*)/.exec(text);
   if (!made || /--system-site-packages/.test(made[1]!)) return undefined;
-  const activated = /^\s*ENV\s+(?:[^\n]*\b(?:PATH\s*=?\s*["']?[^\n]*\/bin\b|VIRTUAL_ENV\s*=))/gim;
-  activated.lastIndex = made.index;
-  const found = activated.exec(text);
-  return found ? start + found.index + found[0].length : undefined;
+  // Line by line (linear whatever the lines' length): an ENV line that sets PATH to a bin folder, or VIRTUAL_ENV.
+  let at = text.indexOf('\n', made.index);
+  while (at >= 0) {
+    const next = text.indexOf('\n', at + 1);
+    const line = text.slice(at + 1, next < 0 ? text.length : next);
+    if (/^\s*ENV\s/i.test(line) && ((/\bPATH\b/.test(line) && line.includes('/bin')) || /\bVIRTUAL_ENV\s*=/.test(line)))
+      return start + (next < 0 ? text.length : next);
+    at = next;
+  }
+  return undefined;
 }
 
 /**
