@@ -615,10 +615,12 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
  */
 function torchaudioRefuses(unit: Unit, claim: CudaClaim): boolean {
   if (claim.package?.name !== 'torchaudio' || claim.precision !== 'minor') return false;
+  // The torch installed with it: not one of another Python's or machine's alternatives (markers).
   const torch = unit.claims.find(
     (one) =>
       one.precision === 'minor' &&
-      (one.package?.name === 'torch' || (one.package?.name === 'pytorch' && one.package.ecosystem === 'conda')),
+      (one.package?.name === 'torch' || (one.package?.name === 'pytorch' && one.package.ecosystem === 'conda')) &&
+      mayHoldTogether(one.package.markers, claim.package?.markers),
   );
   return torch !== undefined && claimCuda(torch) !== claimCuda(claim);
 }

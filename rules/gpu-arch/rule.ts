@@ -202,17 +202,35 @@ export default defineRule({
         }
       }
     }
+    let stageUnits: ReadonlyMap<ParsedFile, ReadonlyMap<number, Unit>> | undefined;
     if (fleet.length > 0)
-      for (const file of files)
-        for (const env of ownArchValues(file.env)) {
-          // A list in a stage that does not run on the fleet as it is (a Jetson build's `8.7;11.0`): said as such.
-          const unit = units.find((one) => one.root === file && one.stage === env.stage && !one.container);
+      for (const file of files) {
+        const lists = ownArchValues(file.env);
+        if (lists.length === 0) continue;
+        // A list in a stage that does not run on the fleet as it is (a Jetson build's `8.7;11.0`): said as such.
+        stageUnits ??= groupStageUnits(units);
+        for (const env of lists) {
+          const unit = stageUnits.get(file)?.get(env.stage);
           checkArchList(file, env, fleet, unit ? heldLess(unit, scope, HELPS, fleetReport) : fleetReport);
         }
+      }
     held?.flush();
     merged?.flush();
   },
 });
+
+/** A Dockerfile stage's unit (its default environment's, not a container's), by file and stage: one pass over them. */
+function groupStageUnits(units: readonly Unit[]): ReadonlyMap<ParsedFile, ReadonlyMap<number, Unit>> {
+  const byFile = new Map<ParsedFile, Map<number, Unit>>();
+  for (const unit of units) {
+    if (unit.stage === undefined || unit.container) continue;
+    let byStage = byFile.get(unit.root);
+    if (!byStage) byFile.set(unit.root, (byStage = new Map()));
+    // The stage's default environment's unit comes after its other environments' (buildUnits): the last one.
+    byStage.set(unit.stage, unit);
+  }
+  return byFile;
+}
 
 /** The GPUs of these names the knowledge knows, as the checks read them (names it does not know are left out). */
 function fleetGpus(names: readonly string[], kb: KnowledgeBase): FleetGpu[] {

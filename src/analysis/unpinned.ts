@@ -267,7 +267,7 @@ interface PypiPicks {
   /** The CUDA of each pick's build: PyPI's, or an extra PyTorch index's where it has the release (viaIndex). */
   readonly cudas: readonly string[];
   /** The extra PyTorch index each pick's build comes from, where one has it (a unit that names no image). */
-  readonly viaIndex: readonly (IndexFact | undefined)[];
+  readonly viaIndex: readonly ({ readonly index: IndexFact; readonly cuda: string } | undefined)[];
   /** The Pythons, naming where each comes from where the unit says (pythonsAround). */
   readonly described: string;
 }
@@ -331,7 +331,7 @@ function pypiPicks(
   // Where the unit names no image, that index's build for the Pythons whose release it has, and PyPI's for the others
   // (`--extra-index-url …/cu129` beside `torch>=2.0.0`: 2.8.0's cu129 build on Python 3.9, PyPI's 2.14.0, a CUDA 13.0
   // build, on 3.10 and later): each is what pip installs there.
-  const viaIndex: (IndexFact | undefined)[] = picks.map(() => undefined);
+  const viaIndex: ({ readonly index: IndexFact; readonly cuda: string } | undefined)[] = picks.map(() => undefined);
   for (const index of indexes) {
     if (!isPytorchIndex(index.url)) continue;
     const served = servedVariant(index.url);
@@ -340,14 +340,12 @@ function pypiPicks(
     // One that has none of them serves torch nothing: PyPI's build is installed (what index-url says of it).
     if (!has.some(Boolean)) continue;
     if (around.images.length > 0 || has.every(Boolean)) return undefined;
+    const cuda = served.cuda;
     has.forEach((taken, i) => {
-      if (taken) viaIndex[i] ??= index;
+      if (taken) viaIndex[i] ??= { index, cuda };
     });
   }
-  const cudas = picks.map((pick, i) => {
-    const index = viaIndex[i];
-    return index ? cudaFromUrl(index.url)!.cuda : pypiCuda(pick!);
-  });
+  const cudas = picks.map((pick, i) => viaIndex[i]?.cuda ?? pypiCuda(pick!));
   return { pythons, picks: picks as TorchRelease[], cudas, viaIndex, described };
 }
 
@@ -379,7 +377,9 @@ export function newestTorchClaim(
 ): CudaClaim | undefined {
   const found = pypiPicks(pkg, install, around, kb);
   if (!found) return undefined;
-  const { picks, described, cudas } = found;
+  const { picks, described, cudas, viaIndex } = found;
+  // Where an extra index serves some Pythons' picks, it decides there (its own claim): one claim for all would hide it.
+  if (viaIndex.some(Boolean)) return undefined;
   const builds = new Set(cudas);
   const majors = new Set([...builds].map((cuda) => cuda.split('.')[0]!));
   if (majors.size !== 1) return undefined;
@@ -434,7 +434,7 @@ export function newestTorchAlternatives(
     const key = `${pick.version} ${cudas[i]}`;
     const entry = byBuild.get(key);
     if (entry) entry.on.push(pythons[i]!);
-    else byBuild.set(key, { release: pick, cuda: cudas[i]!, index: viaIndex[i], on: [pythons[i]!] });
+    else byBuild.set(key, { release: pick, cuda: cudas[i]!, index: viaIndex[i]?.index, on: [pythons[i]!] });
   });
   const claims = [...byBuild.values()].map(({ release, cuda, index, on }) =>
     cudaClaim({
